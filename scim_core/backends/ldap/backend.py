@@ -1,0 +1,660 @@
+"""The LDAP backend: the Backend protocol over ldap3, one request -> few directory operations.
+
+Costs per request, by design: a lookup by id or filter is one search; a list page is one
+sorted VLV search (plus one batched search for managers or members); a PATCH that changes
+nothing is one search and no write; membership changes write single values with Permissive
+Modify and never read the member list.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ldap3 import (
+    BASE,
+    LEVEL,
+    MODIFY_ADD,
+    MODIFY_DELETE,
+    Connection,
+)
+from ldap3.core import results as ldap3_results
+from ldap3.core.exceptions import LDAPOperationResult
+from ldap3.utils.dn import parse_dn
+from ldap3.utils.dn import safe_dn as _safe_dn
+
+from scim_core.backend import Page, Query, Resource
+from scim_core.backends.ldap.connection import ConnectionFactory
+from scim_core.backends.ldap.controls import (
+    parse_vlv_response,
+    sort_control,
+    values_return_filter,
+    vlv_control,
+)
+from scim_core.backends.ldap.dialects import DIALECTS, Change, Dialect
+from scim_core.backends.ldap.escape import dn_value, filter_value
+from scim_core.backends.ldap.filter import FilterMapping, to_ldap
+from scim_core.backends.ldap.mapping import UserMapping, first, generalized_to_iso
+from scim_core.backends.ldap.settings import LdapSettings
+from scim_core.errors import (
+    DirectoryUnavailable,
+    InvalidValue,
+    NotFound,
+    ScimError,
+    Uniqueness,
+)
+from scim_core.schemas.resources import ENTERPRISE_URN
+from scim_core.secret import Secret
+
+__all__ = ["LdapBackend"]
+
+log = logging.getLogger("scim.ldap")
+
+_USER_CLASS_FILTER = "(objectClass=inetOrgPerson)"
+_GROUP_CLASS_FILTER = "(objectClass=groupOfNames)"
+_ORDERING_RULE = "caseIgnoreOrderingMatch"  # uid and cn have no ordering rule of their own
+_META = ("createTimestamp", "modifyTimestamp")
+_PREVIOUS = "\x00previous"  # stands for the current manager DN in a diff; never written
+
+# LDAP result codes (RFC 4511 §4.1.9) that mean something to a SCIM client.
+_NO_SUCH_OBJECT = 32
+_ALREADY_EXISTS = 68
+_OBJECT_CLASS_VIOLATION = 65
+_CONSTRAINT_VIOLATION = 19
+_VLV_ERROR = 76
+_NO_SUCH_ATTRIBUTE = 16
+_VALUE_EXISTS = 20
+_MEMBER_WRITE_ATTEMPTS = 3
+# ldap3 2.9 cannot decode a result it has no name for and raises KeyError instead; VLV's own
+# error code (draft-ietf-ldapext-ldapv3-vlv §6.2) is missing from its table.
+ldap3_results.RESULT_CODES.setdefault(_VLV_ERROR, "virtualListViewError")
+_UNAVAILABLE_CODES = frozenset({3, 51, 52, 80})
+_INVALID_VALUE_CODES = frozenset({16, 17, 18, 21, 34, 64, 65, 67, 69})
+
+# SCIM top-level attribute -> the LDAP attributes it needs (for attributes= projections).
+_PROJECTED = {
+    "username": ("uid",),
+    "name": ("givenName", "sn", "cn"),
+    "displayname": ("displayName",),
+    "title": ("title",),
+    "emails": ("mail",),
+    ENTERPRISE_URN.lower(): ("employeeNumber", "manager"),
+}
+
+
+def _dn_key(dn: str) -> str:
+    """A comparable form of a DN (case and spacing folded, RFC 4514 escapes kept)."""
+    try:
+        return str(_safe_dn(dn)).lower()
+    except Exception:  # noqa: BLE001 - an unparsable DN compares as itself
+        return dn.lower()
+
+
+def _entries(connection: Connection) -> list[dict[str, Any]]:
+    return [r for r in connection.response or () if r.get("type") == "searchResEntry"]
+
+
+def _scim_error(error: LDAPOperationResult, what: str) -> ScimError:
+    """Translate a directory refusal into what the client should be told (no internals)."""
+    code = error.result
+    if code == _ALREADY_EXISTS:
+        return Uniqueness(f"{what} exists already.")
+    if code in _UNAVAILABLE_CODES:
+        return DirectoryUnavailable()
+    if code == _NO_SUCH_OBJECT:
+        return NotFound(f"{what} not found.")
+    if code in _INVALID_VALUE_CODES or code == _CONSTRAINT_VIOLATION:
+        return InvalidValue(f"The directory refused {what}: {error.description}.")
+    log.error("directory refused %s with result %s (%s)", what, code, error.description)
+    return InvalidValue(f"The directory refused {what} ({error.description}).")
+
+
+class LdapBackend:
+    """Users and groups in an LDAP directory (OpenLDAP, 389-DS or AD by dialect).
+
+    :param settings: validated ``SCIM_LDAP_*`` settings.
+    :param connections: a connection factory; built from ``settings`` when omitted.
+    """
+
+    def __init__(self, settings: LdapSettings, connections: ConnectionFactory | None = None):
+        self.settings = settings
+        self.dialect: Dialect = DIALECTS[settings.dialect]
+        self.connections = connections or ConnectionFactory(settings)
+        self.users = UserMapping(
+            dialect=self.dialect,
+            users_base=settings.users_base,
+            external_id_attribute=settings.external_id_attribute,
+            external_id_object_class=settings.external_id_object_class,
+        )
+        self.placeholder_dn = settings.placeholder_dn or settings.bind_dn
+        self.vlv_per_connection = settings.vlv_per_connection
+        attributes = {
+            "id": self.dialect.id_attribute,
+            "username": "uid",
+            "email": "mail",
+            "emails": "mail",
+            "emails.value": "mail",
+            "name.givenname": "givenName",
+            "name.familyname": "sn",
+            "name.formatted": "cn",
+            "displayname": "displayName",
+            "title": "title",
+        }
+        if settings.external_id_attribute:
+            attributes["externalid"] = settings.external_id_attribute
+        self.user_filters = FilterMapping(
+            attributes=attributes,
+            value_transforms={},
+            booleans={
+                "active": (self.dialect.active_filter(True), self.dialect.active_filter(False))
+            },
+        )
+        self.group_filters = FilterMapping(
+            attributes={"id": "cn", "displayname": "cn"}, value_transforms={}, booleans={}
+        )
+
+    # ================================================================= plumbing
+
+    def _search(
+        self,
+        base: str,
+        search_filter: str,
+        attributes: Sequence[str],
+        *,
+        scope: str = LEVEL,
+        controls: Sequence[Any] | None = None,
+        value_controls: Sequence[Any] | None = None,
+    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        all_controls = [*(controls or ()), *(value_controls or ())]
+
+        def operation(connection: Connection) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+            try:
+                connection.search(
+                    base,
+                    search_filter,
+                    search_scope=scope,
+                    attributes=list(attributes),
+                    controls=all_controls or None,
+                )
+            except LDAPOperationResult as error:
+                # No such base: nothing matches. VLV range error: the window starts past the
+                # end; the VLV response control still carries the total.
+                if error.result in (_NO_SUCH_OBJECT, _VLV_ERROR):
+                    return [], dict(connection.result or {})
+                raise
+            return _entries(connection), dict(connection.result or {})
+
+        sorted_search = bool(controls)
+        try:
+            return self.connections.run(
+                operation,
+                role="sorted" if sorted_search else "connection",
+                max_uses=self.vlv_per_connection if sorted_search else 0,
+            )
+        except LDAPOperationResult as error:
+            raise _scim_error(error, "the search") from None
+
+    def _write(self, what: str, operation: Any, *, retry: bool = True) -> Any:
+        try:
+            return self.connections.run(operation, retry=retry)
+        except LDAPOperationResult as error:
+            raise _scim_error(error, what) from None
+
+    def user_dn(self, user_name: str) -> str:
+        """The DN of the user whose uid is ``user_name``."""
+        return f"uid={dn_value(user_name)},{self.settings.users_base}"
+
+    def group_dn(self, group_id: str) -> str:
+        """The DN of the group whose cn is ``group_id``."""
+        return f"cn={dn_value(group_id)},{self.settings.groups_base}"
+
+    def _ids_filter(self, ids: Iterable[str]) -> str:
+        id_attribute = self.dialect.id_attribute
+        parts = "".join(f"({id_attribute}={filter_value(i)})" for i in ids)
+        return f"(|{parts})"
+
+    def _dns_for_ids(self, ids: Sequence[str]) -> dict[str, str]:
+        """user id -> DN for the ids that exist, in one search."""
+        valid = [i for i in dict.fromkeys(ids) if self.dialect.is_valid_id(i)]
+        if not valid:
+            return {}
+        entries, _ = self._search(
+            self.settings.users_base,
+            f"(&{_USER_CLASS_FILTER}{self._ids_filter(valid)})",
+            [self.dialect.id_attribute],
+        )
+        return {
+            self.dialect.format_id(first(e["attributes"], self.dialect.id_attribute)): e["dn"]
+            for e in entries
+        }
+
+    def _existing_dns(self, ids: Sequence[str], what: str) -> list[str]:
+        found = self._dns_for_ids(ids)
+        unknown = [i for i in dict.fromkeys(ids) if i not in found]
+        if unknown:
+            raise InvalidValue(f"Unknown {what}: " + ", ".join(unknown) + ".")
+        return [found[i] for i in dict.fromkeys(ids)]
+
+    # ================================================================= users
+
+    def check_ready(self) -> None:
+        """Bind-level check: a Who am I? on this worker's connection."""
+
+        def operation(connection: Connection) -> None:
+            connection.extend.standard.who_am_i()
+
+        self._write("the readiness check", operation)
+
+    def _user_attributes(self, wanted: frozenset[str] | None) -> list[str]:
+        if wanted is None:
+            return self.users.read_attributes
+        names = [self.dialect.id_attribute, "uid", self.dialect.version_attribute, *_META]
+        for scim_name in wanted:
+            names += _PROJECTED.get(scim_name, ())
+            if scim_name == "active":
+                names.append(self.dialect.lock_attribute)
+            elif scim_name == "externalid" and self.settings.external_id_attribute:
+                names.append(self.settings.external_id_attribute)
+        return list(dict.fromkeys(names))
+
+    def _manager_ids(self, entries: Sequence[dict[str, Any]]) -> dict[str, str]:
+        """manager DN (lower case) -> user id, for every manager named in ``entries``."""
+        uids: dict[str, str] = {}
+        for entry in entries:
+            manager = first(entry["attributes"], "manager")
+            if not manager:
+                continue
+            try:
+                rdn = parse_dn(str(manager))[0]
+            except Exception:  # noqa: BLE001 - a malformed DN is simply not resolvable
+                continue
+            if rdn[0].lower() == "uid":
+                uids[str(manager).lower()] = rdn[1]
+        if not uids:
+            return {}
+        parts = "".join(f"(uid={filter_value(u)})" for u in dict.fromkeys(uids.values()))
+        found, _ = self._search(
+            self.settings.users_base, f"(|{parts})", [self.dialect.id_attribute]
+        )
+        by_dn = {
+            e["dn"].lower(): self.dialect.format_id(first(e["attributes"], self.dialect.id_attribute))
+            for e in found
+        }
+        return {dn: by_dn[dn] for dn in uids if dn in by_dn}
+
+    def _to_users(self, entries: Sequence[dict[str, Any]]) -> list[Resource]:
+        managers = self._manager_ids(entries)
+        resources = []
+        for entry in entries:
+            manager = first(entry["attributes"], "manager")
+            manager_id = managers.get(str(manager).lower()) if manager else None
+            resources.append(self.users.to_resource(entry["attributes"], manager_id))
+        return resources
+
+    def _user_entry(self, user_id: str, attributes: Sequence[str]) -> dict[str, Any] | None:
+        if not self.dialect.is_valid_id(user_id):
+            return None
+        entries, _ = self._search(
+            self.settings.users_base,
+            f"(&{_USER_CLASS_FILTER}({self.dialect.id_attribute}={filter_value(user_id)}))",
+            attributes,
+        )
+        return entries[0] if entries else None
+
+    def get_user(self, user_id: str, attributes: frozenset[str] | None = None) -> Resource | None:
+        """The user with this id; a malformed id is ``None`` without a directory query."""
+        entry = self._user_entry(user_id, self._user_attributes(attributes))
+        return self._to_users([entry])[0] if entry else None
+
+    def _sorted_page(
+        self, base: str, search_filter: str, sort_attribute: str, query: Query, attributes: list[str]
+    ) -> tuple[int, list[dict[str, Any]]]:
+        """One window of a server-side sorted result with its total (sort + VLV controls)."""
+        controls = [
+            sort_control(sort_attribute, _ORDERING_RULE),
+            vlv_control(query.start_index, max(query.count - 1, 0)),
+        ]
+        entries, result = self._search(
+            base, search_filter, attributes if query.count else ["1.1"], controls=controls
+        )
+        vlv = parse_vlv_response(result.get("controls"))
+        total = vlv.content_count if vlv else len(entries)
+        if query.count == 0 or query.start_index > total:
+            return total, []
+        return total, entries[: query.count]
+
+    def find_users(self, query: Query) -> Page:
+        """A page of users in uid order; one sorted VLV search (plus one for managers)."""
+        condition = to_ldap(query.filter, self.user_filters) if query.filter else ""
+        total, entries = self._sorted_page(
+            self.settings.users_base,
+            f"(&{_USER_CLASS_FILTER}{condition})",
+            "uid",
+            query,
+            self._user_attributes(query.attributes),
+        )
+        return Page(total, self._to_users(entries))
+
+    def _manager_dn(self, resource: Resource) -> str | None:
+        manager_id = self.users.manager_id(resource)
+        if manager_id is None:
+            return None
+        return self._existing_dns([manager_id], "manager id")[0]
+
+    def _read_user_by_dn(self, dn: str) -> Resource:
+        entries, _ = self._search(dn, "(objectClass=*)", self.users.read_attributes, scope=BASE)
+        if not entries:
+            raise DirectoryUnavailable("The directory did not return the written user; retry.")
+        return self._to_users(entries)[0]
+
+    def _set_password(self, dn: str, password: Secret) -> None:
+        def operation(connection: Connection) -> None:
+            connection.extend.standard.modify_password(user=dn, new_password=password.reveal())
+
+        try:
+            self.connections.run(operation, retry=False)
+        except LDAPOperationResult as error:
+            # The directory's text may quote policy details but never the password; keep ours.
+            raise InvalidValue(
+                f"The directory refused the password ({error.description})."
+            ) from None
+
+    def create_user(self, user: Resource, password: Secret | None) -> Resource:
+        """Add the entry, then set the password with RFC 3062; a refused password undoes the add."""
+        dn = self.user_dn(user["userName"])
+        manager_dn = self._manager_dn(user)
+        values = {k: v for k, v in self.users.to_attributes(user, manager_dn).items() if v}
+        values["uid"] = [user["userName"]]
+        external = bool(self.settings.external_id_attribute and user.get("externalId"))
+        values["objectClass"] = self.users.object_classes(external)
+        values.update(self.dialect.initial_attributes(bool(user.get("active", True))))
+
+        def add(connection: Connection) -> None:
+            connection.add(dn, attributes=values)
+
+        try:
+            self.connections.run(add, retry=False)
+        except LDAPOperationResult as error:
+            if error.result in (_ALREADY_EXISTS, _CONSTRAINT_VIOLATION):
+                raise Uniqueness(f"userName {user['userName']} is taken.") from None
+            raise _scim_error(error, "the user") from None
+        if password is not None:
+            try:
+                self._set_password(dn, password)
+            except ScimError:
+                self._write("the rollback", lambda c: c.delete(dn), retry=True)
+                raise
+        return self._read_user_by_dn(dn)
+
+    def update_user(
+        self, user_id: str, current: Resource, desired: Resource, password: Secret | None
+    ) -> Resource:
+        """Write only what differs: a modrdn for a new userName, one modify, a password."""
+        dn = self.user_dn(current["userName"])
+        current_manager_dn = desired_manager_dn = None
+        if self.users.manager_id(current) != self.users.manager_id(desired):
+            desired_manager_dn = self._manager_dn(desired)
+            # Only "some other value" matters for the diff; the old DN itself is not needed.
+            current_manager_dn = _PREVIOUS if self.users.manager_id(current) else None
+        lock_state = self._lock_state(current, dn)
+        changes = self.users.changes(
+            current, desired, current_manager_dn, desired_manager_dn, lock_state
+        )
+        if desired["userName"] != current["userName"]:
+            dn = self._rename(dn, current["userName"], desired["userName"])
+        if changes:
+            self._modify_user(dn, changes)
+        if password is not None:
+            self._set_password(dn, password)
+        return self._read_user_by_dn(dn)
+
+    def _modify_user(self, dn: str, changes: dict[str, list[Change]]) -> None:
+        def modify(connection: Connection) -> None:
+            try:
+                connection.modify(dn, changes)
+            except LDAPOperationResult as error:
+                # The auxiliary class for externalId may be there already: then add nothing.
+                if error.result != _VALUE_EXISTS or "objectClass" not in changes:
+                    raise
+                connection.modify(dn, {k: v for k, v in changes.items() if k != "objectClass"})
+
+        self._write("the change", modify)
+
+    def _lock_state(self, current: Resource, dn: str) -> dict[str, list[str]]:
+        """The lock attribute as the dialect needs it to compute an active change."""
+        if self.dialect.lock_value is not None:
+            active = current.get("active", True)
+            return {} if active else {self.dialect.lock_attribute: [self.dialect.lock_value]}
+        entries, _ = self._search(dn, "(objectClass=*)", [self.dialect.lock_attribute], scope=BASE)
+        return dict(entries[0]["attributes"]) if entries else {}
+
+    def _rename(self, dn: str, old_name: str, new_name: str) -> str:
+        """modrdn to the new uid; group memberships follow (value by value, idempotently)."""
+        new_rdn = f"uid={dn_value(new_name)}"
+
+        def modrdn(connection: Connection) -> None:
+            connection.modify_dn(dn, new_rdn, delete_old_dn=True)
+
+        try:
+            self.connections.run(modrdn, retry=False)
+        except LDAPOperationResult as error:
+            if error.result in (_ALREADY_EXISTS, _CONSTRAINT_VIOLATION):
+                raise Uniqueness(f"userName {new_name} is taken.") from None
+            raise _scim_error(error, "the rename") from None
+        new_dn = self.user_dn(new_name)
+        for group_dn in self._groups_with_member(dn):
+            self._write_members(group_dn, add=[new_dn], remove=[dn])
+        return new_dn
+
+    def _groups_with_member(self, member_dn: str) -> list[str]:
+        entries, _ = self._search(
+            self.settings.groups_base,
+            f"(&{_GROUP_CLASS_FILTER}(member={filter_value(member_dn)}))",
+            ["1.1"],
+        )
+        return [e["dn"] for e in entries]
+
+    def delete_user(self, user_id: str) -> bool:
+        """Remove the user from every group, then delete the entry."""
+        entry = self._user_entry(user_id, ["1.1"])
+        if entry is None:
+            return False
+        dn = entry["dn"]
+        for group_dn in self._groups_with_member(dn):
+            self._write_members(group_dn, add=[], remove=[dn])
+        try:
+            self._write("the user", lambda c: c.delete(dn))
+        except NotFound:
+            return False
+        return True
+
+    # ================================================================= groups
+
+    def _to_group(self, entry: dict[str, Any], members: list[dict[str, str]] | None) -> Resource:
+        attributes = entry["attributes"]
+        name = str(first(attributes, "cn"))
+        group: Resource = {"id": name, "displayName": name}
+        if members is not None:
+            group["members"] = members
+        meta: dict[str, Any] = {}
+        created = generalized_to_iso(first(attributes, "createTimestamp"))
+        modified = generalized_to_iso(first(attributes, "modifyTimestamp"))
+        version = first(attributes, self.dialect.version_attribute)
+        if created:
+            meta["created"] = created
+        if modified:
+            meta["lastModified"] = modified
+        if version is not None:
+            meta["version"] = f'W/"{version}"'
+        group["meta"] = meta
+        return group
+
+    def _members_of(self, group_dns: Sequence[str]) -> dict[str, list[dict[str, str]]]:
+        """group DN (lower case) -> its user members, in one search through memberOf."""
+        result: dict[str, list[dict[str, str]]] = {dn.lower(): [] for dn in group_dns}
+        if not group_dns:
+            return result
+        member_of = self.dialect.member_of_attribute
+        parts = "".join(f"({member_of}={filter_value(dn)})" for dn in group_dns)
+        entries, _ = self._search(
+            self.settings.users_base,
+            f"(&{_USER_CLASS_FILTER}(|{parts}))",
+            [self.dialect.id_attribute, "uid", member_of],
+        )
+        for entry in entries:
+            attributes = entry["attributes"]
+            member = {
+                "value": self.dialect.format_id(first(attributes, self.dialect.id_attribute)),
+                "display": str(first(attributes, "uid")),
+                "type": "User",
+            }
+            groups = attributes.get(member_of) or ()
+            for group_dn in groups if len(group_dns) > 1 else group_dns:
+                if str(group_dn).lower() in result:
+                    result[str(group_dn).lower()].append(member)
+        for members in result.values():
+            members.sort(key=lambda m: m["display"])
+        return result
+
+    def _group_attributes(self) -> list[str]:
+        return ["cn", self.dialect.version_attribute, *_META]
+
+    def get_group(self, group_id: str, members: bool = True) -> Resource | None:
+        """The group whose cn is ``group_id``; members resolved through memberOf when asked."""
+        if not group_id:
+            return None
+        entries, _ = self._search(
+            self.group_dn(group_id), _GROUP_CLASS_FILTER, self._group_attributes(), scope=BASE
+        )
+        if not entries:
+            return None
+        entry = entries[0]
+        member_list = self._members_of([entry["dn"]])[entry["dn"].lower()] if members else None
+        return self._to_group(entry, member_list)
+
+    def find_groups(self, query: Query) -> Page:
+        """A page of groups in cn order; one sorted VLV search plus one for members."""
+        condition = to_ldap(query.filter, self.group_filters) if query.filter else ""
+        total, entries = self._sorted_page(
+            self.settings.groups_base,
+            f"(&{_GROUP_CLASS_FILTER}{condition})",
+            "cn",
+            query,
+            self._group_attributes(),
+        )
+        with_members = query.attributes is None or "members" in query.attributes
+        members = self._members_of([e["dn"] for e in entries]) if with_members else {}
+        return Page(
+            total,
+            [
+                self._to_group(e, members.get(e["dn"].lower()) if with_members else None)
+                for e in entries
+            ],
+        )
+
+    def create_group(self, group: Resource) -> Resource:
+        """Add a groupOfNames; an empty group holds the placeholder member."""
+        name = group["displayName"]
+        member_ids = [m["value"] for m in group.get("members") or ()]
+        member_dns = self._existing_dns(member_ids, "member ids") if member_ids else []
+        dn = self.group_dn(name)
+        values = {
+            "objectClass": ["top", "groupOfNames"],
+            "cn": [name],
+            "member": member_dns or [self.placeholder_dn],
+        }
+
+        def add(connection: Connection) -> None:
+            connection.add(dn, attributes=values)
+
+        try:
+            self.connections.run(add, retry=False)
+        except LDAPOperationResult as error:
+            if error.result == _ALREADY_EXISTS:
+                raise Uniqueness(f"Group {name} exists already.") from None
+            raise _scim_error(error, "the group") from None
+        created = self.get_group(name)
+        if created is None:
+            raise DirectoryUnavailable("The directory did not return the new group; retry.")
+        return created
+
+    def _present_members(self, group_dn: str, dns: Sequence[str]) -> set[str] | None:
+        """Which of ``dns`` the group has as members (DN keys), ``None`` if there is no group.
+
+        One base search with a ValuesReturnFilter: the answer holds at most ``len(dns)``
+        values however large the group is.
+        """
+        entries, _ = self._search(
+            group_dn,
+            _GROUP_CLASS_FILTER,
+            ["member"],
+            scope=BASE,
+            value_controls=[values_return_filter("member", list(dns))],
+        )
+        if not entries:
+            return None
+        return {_dn_key(str(v)) for v in entries[0]["attributes"].get("member") or ()}
+
+    def _write_members(self, group_dn: str, add: Sequence[str], remove: Sequence[str]) -> bool:
+        """Add and delete member values, each only if needed; ``False`` if there is no group.
+
+        Never a read-modify-write of the member list: the values in question are checked,
+        then written one by one in a single modify. A concurrent writer changing the same
+        values makes the modify fail (attribute or value exists / no such attribute), and the
+        check runs again. groupOfNames must keep a member: the placeholder goes out when a
+        real member comes in and comes in when the last real member goes.
+        """
+        placeholder = self.placeholder_dn
+        for _ in range(_MEMBER_WRITE_ATTEMPTS):
+            present = self._present_members(group_dn, [*add, *remove, placeholder])
+            if present is None:
+                return False
+            to_add = [dn for dn in add if _dn_key(dn) not in present]
+            to_remove = [dn for dn in remove if _dn_key(dn) in present]
+            changes: list[Change] = []
+            if to_add:
+                changes.append((MODIFY_ADD, to_add))
+                if _dn_key(placeholder) in present:
+                    changes.append((MODIFY_DELETE, [placeholder]))
+            if to_remove:
+                changes.append((MODIFY_DELETE, to_remove))
+            if not changes:
+                return True
+            try:
+                self._modify_members(group_dn, changes)
+                return True
+            except LDAPOperationResult as error:
+                if error.result == _OBJECT_CLASS_VIOLATION and not to_add:
+                    # That was the last member: the placeholder keeps the group valid.
+                    changes.append((MODIFY_ADD, [placeholder]))
+                    try:
+                        self._modify_members(group_dn, changes)
+                        return True
+                    except LDAPOperationResult as retry_error:
+                        error = retry_error
+                if error.result == _NO_SUCH_OBJECT:
+                    return False
+                if error.result not in (_NO_SUCH_ATTRIBUTE, _VALUE_EXISTS):
+                    raise _scim_error(error, "the membership change") from None
+        raise DirectoryUnavailable("Membership is changing concurrently; retry.", retry_after=1)
+
+    def _modify_members(self, group_dn: str, changes: list[Change]) -> None:
+        """One modify of the member attribute; LDAP refusals propagate to the caller."""
+        self.connections.run(lambda c: c.modify(group_dn, {"member": changes}))
+
+    def change_members(
+        self, group_id: str, add: Iterable[str] = (), remove: Iterable[str] = ()
+    ) -> bool:
+        """Value-by-value membership writes; unknown ids to add are 400 and change nothing."""
+        adding = list(dict.fromkeys(add))
+        removing = [i for i in dict.fromkeys(remove) if i not in adding]
+        if not group_id:
+            return False
+        add_dns = self._existing_dns(adding, "member ids") if adding else []
+        remove_dns = list(self._dns_for_ids(removing).values()) if removing else []
+        return self._write_members(self.group_dn(group_id), add_dns, remove_dns)
+
+    def close(self) -> None:
+        """Close this thread's connection."""
+        self.connections.close()

@@ -1,0 +1,147 @@
+"""The request/response controls ldap3 does not ship: server-side sort and virtual list view.
+
+RFC 2891 (sort, 1.2.840.113556.1.4.473), draft-ietf-ldapext-ldapv3-vlv-09 (VLV,
+2.16.840.1.113730.3.4.9/10) and RFC 3876 (ValuesReturnFilter, 1.2.826.0.1.3344810.2.3), which
+asks for only the values of an attribute that match, e.g. whether given DNs are members of a
+group without reading its member list.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ldap3.protocol.rfc4511 import EqualityMatch
+from pyasn1.codec.ber import decoder, encoder
+from pyasn1.type import namedtype, tag, univ
+
+__all__ = [
+    "VALUES_RETURN_FILTER_OID",
+    "SORT_OID",
+    "VLV_REQUEST_OID",
+    "VLV_RESPONSE_OID",
+    "VlvResult",
+    "values_return_filter",
+    "sort_control",
+    "vlv_control",
+    "parse_vlv_response",
+]
+
+SORT_OID = "1.2.840.113556.1.4.473"
+VLV_REQUEST_OID = "2.16.840.1.113730.3.4.9"
+VLV_RESPONSE_OID = "2.16.840.1.113730.3.4.10"
+VALUES_RETURN_FILTER_OID = "1.2.826.0.1.3344810.2.3"
+
+Control = tuple[str, bool, bytes | None]
+
+
+class _SortKey(univ.Sequence):
+    componentType = namedtype.NamedTypes(
+        namedtype.NamedType("attributeType", univ.OctetString()),
+        namedtype.OptionalNamedType(
+            "orderingRule",
+            univ.OctetString().subtype(implicitTag=tag.Tag(tag.tagClassContext, 0, 0)),
+        ),
+    )
+
+
+class _SortKeyList(univ.SequenceOf):
+    componentType = _SortKey()
+
+
+class _ByOffset(univ.Sequence):
+    tagSet = univ.Sequence.tagSet.tagImplicitly(
+        tag.Tag(tag.tagClassContext, tag.tagFormatConstructed, 0)
+    )
+    componentType = namedtype.NamedTypes(
+        namedtype.NamedType("offset", univ.Integer()),
+        namedtype.NamedType("contentCount", univ.Integer()),
+    )
+
+
+class _VlvRequest(univ.Sequence):
+    componentType = namedtype.NamedTypes(
+        namedtype.NamedType("beforeCount", univ.Integer()),
+        namedtype.NamedType("afterCount", univ.Integer()),
+        namedtype.NamedType("byOffset", _ByOffset()),
+        namedtype.OptionalNamedType("contextID", univ.OctetString()),
+    )
+
+
+class _VlvResponse(univ.Sequence):
+    componentType = namedtype.NamedTypes(
+        namedtype.NamedType("targetPosition", univ.Integer()),
+        namedtype.NamedType("contentCount", univ.Integer()),
+        namedtype.NamedType("virtualListViewResult", univ.Enumerated()),
+        namedtype.OptionalNamedType("contextID", univ.OctetString()),
+    )
+
+
+def sort_control(attribute: str, ordering_rule: str | None = None) -> Control:
+    """A critical RFC 2891 sort request on one attribute."""
+    key = _SortKey()
+    key["attributeType"] = attribute
+    if ordering_rule:
+        key["orderingRule"] = ordering_rule
+    keys = _SortKeyList()
+    keys.append(key)
+    return (SORT_OID, True, encoder.encode(keys))
+
+
+def vlv_control(offset: int, after: int, context_id: bytes | None = None) -> Control:
+    """A VLV request for entries ``offset`` .. ``offset + after`` (1-based) of the sorted set.
+
+    ``contentCount`` 0 tells the server to take ``offset`` as an absolute position.
+    """
+    request = _VlvRequest()
+    request["beforeCount"] = 0
+    request["afterCount"] = after
+    target = request["byOffset"]
+    target["offset"] = offset
+    target["contentCount"] = 0
+    if context_id:
+        request["contextID"] = context_id
+    return (VLV_REQUEST_OID, True, encoder.encode(request))
+
+
+class _ValuesReturnFilter(univ.SequenceOf):
+    componentType = EqualityMatch()
+
+
+def values_return_filter(attribute: str, values: list[str]) -> Control:
+    """An RFC 3876 control returning only the values of ``attribute`` equal to ``values``.
+
+    Values travel as BER octet strings (never as filter text), so they need no escaping.
+    """
+    items = _ValuesReturnFilter()
+    for index, value in enumerate(values):
+        item = EqualityMatch()
+        item["attributeDesc"] = attribute
+        item["assertionValue"] = value.encode()
+        items.setComponentByPosition(index, item)
+    return (VALUES_RETURN_FILTER_OID, True, encoder.encode(items))
+
+
+@dataclass(frozen=True)
+class VlvResult:
+    """What the server said about the window: the total count, result code and context."""
+
+    content_count: int
+    result: int
+    context_id: bytes | None
+
+
+def parse_vlv_response(controls: dict[str, Any] | None) -> VlvResult | None:
+    """Decode the VLV response control from an ldap3 result's ``controls``, if present."""
+    if not controls or VLV_RESPONSE_OID not in controls:
+        return None
+    raw = controls[VLV_RESPONSE_OID].get("value")
+    if not isinstance(raw, bytes):
+        return None
+    decoded, _ = decoder.decode(raw, asn1Spec=_VlvResponse())
+    context = decoded["contextID"]
+    return VlvResult(
+        content_count=int(decoded["contentCount"]),
+        result=int(decoded["virtualListViewResult"]),
+        context_id=bytes(context) if context.isValue else None,
+    )

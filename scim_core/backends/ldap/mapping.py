@@ -1,0 +1,222 @@
+"""SCIM resources <-> LDAP entries (DESIGN §2), as tables and pure functions.
+
+Reading turns an entry's attributes into a canonical SCIM resource; writing turns a resource
+into the LDAP attribute values it implies, so an update is the difference between the values
+of the current and the desired resource, attribute by attribute.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ldap3 import MODIFY_ADD, MODIFY_DELETE, MODIFY_REPLACE
+
+from scim_core.backend import Resource
+from scim_core.backends.ldap.dialects import Change, Dialect
+from scim_core.schemas.resources import ENTERPRISE_URN
+
+__all__ = ["UserMapping", "generalized_to_iso", "first"]
+
+Attributes = Mapping[str, Sequence[Any]]
+
+# (SCIM location, LDAP attribute) for the single-valued strings; the location is a path of keys.
+_SIMPLE: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("name", "givenName"), "givenName"),
+    (("name", "familyName"), "sn"),
+    (("name", "formatted"), "cn"),
+    (("displayName",), "displayName"),
+    (("title",), "title"),
+    ((ENTERPRISE_URN, "employeeNumber"), "employeeNumber"),
+)
+
+
+def first(attributes: Attributes, name: str) -> Any:
+    """The first value of ``name`` in a case-insensitively keyed attribute map, or ``None``."""
+    values = attributes.get(name)
+    if values is None:
+        lowered = name.lower()
+        values = next((v for k, v in attributes.items() if k.lower() == lowered), None)
+    if isinstance(values, (list, tuple)):
+        return values[0] if values else None
+    return values
+
+
+def _all(attributes: Attributes, name: str) -> list[Any]:
+    values = attributes.get(name)
+    if values is None:
+        lowered = name.lower()
+        values = next((v for k, v in attributes.items() if k.lower() == lowered), None)
+    if values is None:
+        return []
+    return list(values) if isinstance(values, (list, tuple)) else [values]
+
+
+def generalized_to_iso(value: Any) -> str | None:
+    """``20261121214500Z`` (RFC 4517 GeneralizedTime) -> ``2026-11-21T21:45:00Z``."""
+    if value is None:
+        return None
+    if hasattr(value, "strftime"):
+        return str(value.strftime("%Y-%m-%dT%H:%M:%SZ"))
+    text = str(value)
+    if len(text) < 14:
+        return None
+    return f"{text[0:4]}-{text[4:6]}-{text[6:8]}T{text[8:10]}:{text[10:12]}:{text[12:14]}Z"
+
+
+def _get(resource: Mapping[str, Any], path: Sequence[str]) -> Any:
+    current: Any = resource
+    for key in path:
+        if not isinstance(current, Mapping):
+            return None
+        current = current.get(key)
+    return current
+
+
+def _set(resource: dict[str, Any], path: Sequence[str], value: Any) -> None:
+    current = resource
+    for key in path[:-1]:
+        current = current.setdefault(key, {})
+    current[path[-1]] = value
+
+
+@dataclass(frozen=True)
+class UserMapping:
+    """How users are stored: the dialect plus the site's choices.
+
+    :param dialect: the directory flavour.
+    :param users_base: the DN users live under, one level deep, RDN ``uid``.
+    :param external_id_attribute: where ``externalId`` lives, or ``None`` if unmapped.
+    :param external_id_object_class: the auxiliary class that allows that attribute.
+    """
+
+    dialect: Dialect
+    users_base: str
+    external_id_attribute: str | None = "scimExternalId"
+    external_id_object_class: str | None = "scimPerson"
+
+    @property
+    def read_attributes(self) -> list[str]:
+        """Every attribute a full user read asks for (and nothing else)."""
+        names = [
+            self.dialect.id_attribute,
+            "uid",
+            *(ldap for _, ldap in _SIMPLE),
+            "mail",
+            "manager",
+            self.dialect.lock_attribute,
+            "createTimestamp",
+            "modifyTimestamp",
+            self.dialect.version_attribute,
+            "objectClass",
+        ]
+        if self.external_id_attribute:
+            names.append(self.external_id_attribute)
+        return names
+
+    def object_classes(self, with_external_id: bool) -> list[str]:
+        """The object classes of a new user entry."""
+        classes = ["top", "person", "organizationalPerson", "inetOrgPerson"]
+        if with_external_id and self.external_id_object_class:
+            classes.append(self.external_id_object_class)
+        return classes
+
+    # ----------------------------------------------------------------- reading
+
+    def to_resource(self, attributes: Attributes, manager_id: str | None) -> Resource:
+        """A canonical SCIM User from an entry's attributes (and its manager's resolved id)."""
+        resource: Resource = {
+            "id": self.dialect.format_id(first(attributes, self.dialect.id_attribute)),
+            "userName": str(first(attributes, "uid")),
+        }
+        if self.external_id_attribute:
+            external_id = first(attributes, self.external_id_attribute)
+            if external_id is not None:
+                resource["externalId"] = str(external_id)
+        for path, ldap in _SIMPLE:
+            value = first(attributes, ldap)
+            if value is not None:
+                _set(resource, path, str(value))
+        mails = _all(attributes, "mail")
+        if mails:
+            resource["emails"] = [
+                {"value": str(mail), "type": "work", "primary": index == 0}
+                for index, mail in enumerate(mails)
+            ]
+        resource["active"] = self.dialect.is_active(attributes)
+        if manager_id:
+            resource.setdefault(ENTERPRISE_URN, {})["manager"] = {"value": manager_id}
+        meta: dict[str, Any] = {}
+        created = generalized_to_iso(first(attributes, "createTimestamp"))
+        modified = generalized_to_iso(first(attributes, "modifyTimestamp"))
+        version = first(attributes, self.dialect.version_attribute)
+        if created:
+            meta["created"] = created
+        if modified:
+            meta["lastModified"] = modified
+        if version is not None:
+            meta["version"] = f'W/"{version}"'
+        resource["meta"] = meta
+        return resource
+
+    # ----------------------------------------------------------------- writing
+
+    def to_attributes(self, resource: Mapping[str, Any], manager_dn: str | None) -> dict[str, list[str]]:
+        """The LDAP values a resource implies (uid and active excluded: RDN and dialect).
+
+        ``cn`` is required by inetOrgPerson: it defaults to "givenName familyName".
+        """
+        values: dict[str, list[str]] = {}
+        for path, ldap in _SIMPLE:
+            value = _get(resource, path)
+            values[ldap] = [str(value)] if value not in (None, "") else []
+        if not values["cn"]:
+            given = _get(resource, ("name", "givenName")) or ""
+            family = _get(resource, ("name", "familyName")) or ""
+            values["cn"] = [f"{given} {family}".strip() or str(resource.get("userName", ""))]
+        emails = list(resource.get("emails") or ())
+        emails.sort(key=lambda e: not e.get("primary", False))
+        mails: list[str] = []
+        for email in emails:
+            mail = str(email.get("value", ""))
+            if mail and mail.casefold() not in (m.casefold() for m in mails):
+                mails.append(mail)
+        values["mail"] = mails
+        values["manager"] = [manager_dn] if manager_dn else []
+        if self.external_id_attribute:
+            external_id = resource.get("externalId")
+            values[self.external_id_attribute] = [str(external_id)] if external_id else []
+        return values
+
+    def changes(
+        self,
+        current: Mapping[str, Any],
+        desired: Mapping[str, Any],
+        current_manager_dn: str | None,
+        desired_manager_dn: str | None,
+        current_attributes: Attributes,
+    ) -> dict[str, list[Change]]:
+        """The modify list from ``current`` to ``desired``: only attributes whose values differ."""
+        before = self.to_attributes(current, current_manager_dn)
+        after = self.to_attributes(desired, desired_manager_dn)
+        changes: dict[str, list[Change]] = {}
+        for name, values in after.items():
+            if values == before.get(name, []):
+                continue
+            changes[name] = [(MODIFY_REPLACE, values)] if values else [(MODIFY_DELETE, [])]
+        if self.external_id_attribute and after.get(self.external_id_attribute):
+            needed = self.external_id_object_class
+            present = {str(c).lower() for c in _all(current_attributes, "objectClass")}
+            if needed and needed.lower() not in present:
+                changes["objectClass"] = [(MODIFY_ADD, [needed])]
+        if desired.get("active", True) != current.get("active", True):
+            changes.update(
+                self.dialect.active_changes(current_attributes, bool(desired.get("active", True)))
+            )
+        return changes
+
+    def manager_id(self, resource: Mapping[str, Any]) -> str | None:
+        """The manager's user id a resource names, if any."""
+        manager = _get(resource, (ENTERPRISE_URN, "manager", "value"))
+        return str(manager) if manager else None

@@ -1,0 +1,124 @@
+"""The LDAP plugin's ``SCIM_LDAP_*`` settings, declared once (DESIGN §5)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from scim_core.config import Setting, parse_bool, parse_int, parse_list, read_settings
+
+__all__ = ["LDAP_SETTINGS", "LdapSettings"]
+
+
+def _url_list(text: str) -> tuple[str, ...]:
+    urls = parse_list(text)
+    for url in urls:
+        if not url.lower().startswith(("ldap://", "ldaps://")):
+            raise ValueError(f"{url} is not an ldap:// or ldaps:// URL")
+    return urls
+
+
+def _dialect(text: str) -> str:
+    from scim_core.backends.ldap.dialects import DIALECTS
+
+    if text.lower() not in DIALECTS:
+        raise ValueError("expected one of " + ", ".join(sorted(DIALECTS)))
+    return text.lower()
+
+
+LDAP_SETTINGS: tuple[Setting[Any], ...] = (
+    Setting(
+        "SCIM_LDAP_URL",
+        _url_list,
+        None,
+        "Directory URL(s), comma-separated; later ones are used when earlier ones fail.",
+        required=True,
+    ),
+    Setting("SCIM_LDAP_BIND_DN", str, None, "The service's own account.", required=True),
+    Setting(
+        "SCIM_LDAP_BIND_PASSWORD",
+        str,
+        None,
+        "That account's password (or SCIM_LDAP_BIND_PASSWORD_FILE naming a file holding it).",
+        required=True,
+        secret=True,
+    ),
+    Setting("SCIM_LDAP_USERS_BASE", str, None, "Where users live.", required=True),
+    Setting("SCIM_LDAP_GROUPS_BASE", str, None, "Where groups live.", required=True),
+    Setting("SCIM_LDAP_DIALECT", _dialect, "openldap", "openldap, 389ds or ad."),
+    Setting("SCIM_LDAP_START_TLS", parse_bool, False, "Upgrade ldap:// connections with StartTLS."),
+    Setting("SCIM_LDAP_CA_FILE", str, None, "CA bundle for verifying the directory's certificate."),
+    Setting("SCIM_LDAP_CONNECT_TIMEOUT", parse_int(1), 3, "Seconds to wait for a connection."),
+    Setting("SCIM_LDAP_TIMEOUT", parse_int(1), 10, "Seconds to wait for one operation."),
+    Setting(
+        "SCIM_LDAP_EXTERNAL_ID_ATTRIBUTE",
+        str,
+        "scimExternalId",
+        "Attribute holding externalId (`none` leaves it unmapped and unadvertised).",
+    ),
+    Setting(
+        "SCIM_LDAP_EXTERNAL_ID_OBJECT_CLASS",
+        str,
+        "scimPerson",
+        "Auxiliary object class that allows the externalId attribute (empty: none needed).",
+    ),
+    Setting(
+        "SCIM_LDAP_VLV_PER_CONNECTION",
+        parse_int(1),
+        5,
+        "Sorted (VLV) searches per directory connection before it is renewed; at most the "
+        "server's limit (OpenLDAP `sssvlv-maxperconn`, default 5).",
+    ),
+    Setting(
+        "SCIM_LDAP_GROUP_PLACEHOLDER_DN",
+        str,
+        None,
+        "Member DN kept in groups that would otherwise be empty (default: the bind DN).",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class LdapSettings:
+    """Validated LDAP plugin settings."""
+
+    urls: tuple[str, ...]
+    bind_dn: str
+    bind_password: str
+    users_base: str
+    groups_base: str
+    dialect: str = "openldap"
+    start_tls: bool = False
+    ca_file: str | None = None
+    connect_timeout: int = 3
+    timeout: int = 10
+    external_id_attribute: str | None = "scimExternalId"
+    external_id_object_class: str | None = "scimPerson"
+    placeholder_dn: str | None = None
+    vlv_per_connection: int = 5
+
+    def __repr__(self) -> str:
+        return f"LdapSettings(urls={self.urls!r}, bind_dn={self.bind_dn!r}, ...)"
+
+    @classmethod
+    def from_environ(cls, environ: Mapping[str, str]) -> LdapSettings:
+        """Read ``SCIM_LDAP_*``; :class:`~scim_core.config.ConfigError` names a bad one."""
+        v = read_settings(LDAP_SETTINGS, environ)
+        external_id = v["SCIM_LDAP_EXTERNAL_ID_ATTRIBUTE"]
+        return cls(
+            urls=v["SCIM_LDAP_URL"],
+            bind_dn=v["SCIM_LDAP_BIND_DN"],
+            bind_password=v["SCIM_LDAP_BIND_PASSWORD"],
+            users_base=v["SCIM_LDAP_USERS_BASE"],
+            groups_base=v["SCIM_LDAP_GROUPS_BASE"],
+            dialect=v["SCIM_LDAP_DIALECT"],
+            start_tls=v["SCIM_LDAP_START_TLS"],
+            ca_file=v["SCIM_LDAP_CA_FILE"],
+            connect_timeout=v["SCIM_LDAP_CONNECT_TIMEOUT"],
+            timeout=v["SCIM_LDAP_TIMEOUT"],
+            external_id_attribute=None if external_id.lower() == "none" else external_id,
+            external_id_object_class=v["SCIM_LDAP_EXTERNAL_ID_OBJECT_CLASS"] or None,
+            placeholder_dn=v["SCIM_LDAP_GROUP_PLACEHOLDER_DN"],
+            vlv_per_connection=v["SCIM_LDAP_VLV_PER_CONNECTION"],
+        )

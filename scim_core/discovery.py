@@ -1,0 +1,87 @@
+"""The discovery documents (RFC 7644 §4, RFC 7643 §5-§7), true to what the service implements."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scim_core.schemas.attributes import (
+    ENTERPRISE_USER_SCHEMA,
+    GROUP_SCHEMA,
+    USER_SCHEMA,
+    to_schema_json,
+)
+from scim_core.schemas.resources import ENTERPRISE_URN, GROUP_URN, USER_URN
+
+__all__ = ["service_provider_config", "resource_types", "schemas"]
+
+_SPC_URN = "urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig"
+_RT_URN = "urn:ietf:params:scim:schemas:core:2.0:ResourceType"
+
+
+def service_provider_config(base_url: str, max_results: int) -> dict[str, Any]:
+    """RFC 7643 §5: what the service supports; ``patch`` and ``etag`` are, bulk and sort are not."""
+    return {
+        "schemas": [_SPC_URN],
+        "documentationUri": "https://datatracker.ietf.org/doc/html/rfc7644",
+        "patch": {"supported": True},
+        "bulk": {"supported": False, "maxOperations": 0, "maxPayloadSize": 0},
+        "filter": {"supported": True, "maxResults": max_results},
+        "changePassword": {"supported": True},
+        "sort": {"supported": False},
+        "etag": {"supported": True},
+        "authenticationSchemes": [
+            {
+                "type": "oauthbearertoken",
+                "name": "Bearer token",
+                "description": "A static bearer token in the Authorization header (RFC 6750).",
+                "specUri": "https://www.rfc-editor.org/rfc/rfc6750",
+                "primary": True,
+            }
+        ],
+        "meta": {
+            "resourceType": "ServiceProviderConfig",
+            "location": f"{base_url}/ServiceProviderConfig",
+        },
+    }
+
+
+def resource_types(base_url: str) -> list[dict[str, Any]]:
+    """RFC 7643 §6: the User (with the enterprise extension) and Group resource types."""
+    return [
+        {
+            "schemas": [_RT_URN],
+            "id": "User",
+            "name": "User",
+            "endpoint": "/Users",
+            "description": "User accounts in the directory",
+            "schema": USER_URN,
+            "schemaExtensions": [{"schema": ENTERPRISE_URN, "required": False}],
+            "meta": {"resourceType": "ResourceType", "location": f"{base_url}/ResourceTypes/User"},
+        },
+        {
+            "schemas": [_RT_URN],
+            "id": "Group",
+            "name": "Group",
+            "endpoint": "/Groups",
+            "description": "Groups in the directory (read, create and membership changes)",
+            "schema": GROUP_URN,
+            "schemaExtensions": [],
+            "meta": {
+                "resourceType": "ResourceType",
+                "location": f"{base_url}/ResourceTypes/Group",
+            },
+        },
+    ]
+
+
+def schemas(base_url: str) -> list[dict[str, Any]]:
+    """RFC 7643 §7: only the attributes the service stores and returns faithfully."""
+    rendered = []
+    for schema in (USER_SCHEMA, ENTERPRISE_USER_SCHEMA, GROUP_SCHEMA):
+        document = to_schema_json(schema)
+        document.setdefault("meta", {})
+        document["meta"].update(
+            {"resourceType": "Schema", "location": f"{base_url}/Schemas/{document['id']}"}
+        )
+        rendered.append(document)
+    return rendered

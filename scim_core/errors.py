@@ -1,0 +1,186 @@
+"""The SCIM error hierarchy: one class per RFC 7644 §3.12 error, each rendering its own body.
+
+Every failure the service reports to a client is a :class:`ScimError`. Adapters render it with
+:meth:`ScimError.to_body` and :attr:`ScimError.headers`; nothing else reaches the wire. Details
+are written for the client and must never carry password material.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+__all__ = [
+    "ERROR_SCHEMA",
+    "ScimError",
+    "InvalidSyntax",
+    "InvalidValue",
+    "InvalidFilter",
+    "InvalidPath",
+    "NoTarget",
+    "Mutability",
+    "TooMany",
+    "Unauthorized",
+    "Forbidden",
+    "NotFound",
+    "MethodNotAllowed",
+    "Uniqueness",
+    "PreconditionFailed",
+    "PayloadTooLarge",
+    "UnsupportedMediaType",
+    "TooManyRequests",
+    "InternalError",
+    "NotImplementedByDesign",
+    "DirectoryUnavailable",
+]
+
+ERROR_SCHEMA = "urn:ietf:params:scim:api:messages:2.0:Error"
+
+
+class ScimError(Exception):
+    """Base of every error the service answers with (RFC 7644 §3.12).
+
+    :param detail: human-readable explanation for the client; never contains secrets.
+    :param headers: extra response headers (``Retry-After``, ``WWW-Authenticate``).
+    """
+
+    status: ClassVar[int] = 400
+    scim_type: ClassVar[str | None] = None
+
+    def __init__(self, detail: str, *, headers: dict[str, str] | None = None) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.headers: dict[str, str] = dict(headers or {})
+
+    def to_body(self) -> dict[str, Any]:
+        """Render the RFC 7644 §3.12 error body; ``status`` is a string as the RFC shows it."""
+        body: dict[str, Any] = {"schemas": [ERROR_SCHEMA], "status": str(self.status)}
+        if self.scim_type:
+            body["scimType"] = self.scim_type
+        body["detail"] = self.detail
+        return body
+
+
+class InvalidSyntax(ScimError):
+    """400 ``invalidSyntax``: the body is not parseable JSON or not of the required shape."""
+
+    scim_type = "invalidSyntax"
+
+
+class InvalidValue(ScimError):
+    """400 ``invalidValue``: a required value is missing or a value is not compatible."""
+
+    scim_type = "invalidValue"
+
+
+class InvalidFilter(ScimError):
+    """400 ``invalidFilter``: the filter syntax is invalid or the form is not allowed."""
+
+    scim_type = "invalidFilter"
+
+
+class InvalidPath(ScimError):
+    """400 ``invalidPath``: a PATCH path is invalid or names an unsupported attribute."""
+
+    scim_type = "invalidPath"
+
+
+class NoTarget(ScimError):
+    """400 ``noTarget``: a PATCH path matched nothing where a match is required."""
+
+    scim_type = "noTarget"
+
+
+class Mutability(ScimError):
+    """400 ``mutability``: an attempt to change an immutable or read-only attribute."""
+
+    scim_type = "mutability"
+
+
+class TooMany(ScimError):
+    """400 ``tooMany``: the query would return more results than the service allows."""
+
+    scim_type = "tooMany"
+
+
+class Unauthorized(ScimError):
+    """401: no bearer token, or one the service does not know."""
+
+    status = 401
+
+    def __init__(self, detail: str = "Authentication required: send a valid bearer token.") -> None:
+        super().__init__(detail, headers={"WWW-Authenticate": 'Bearer realm="scim"'})
+
+
+class Forbidden(ScimError):
+    """403: the caller is known but may not do this."""
+
+    status = 403
+
+
+class NotFound(ScimError):
+    """404: the resource or endpoint does not exist."""
+
+    status = 404
+
+
+class MethodNotAllowed(ScimError):
+    """405: the endpoint exists but does not take this method."""
+
+    status = 405
+
+
+class Uniqueness(ScimError):
+    """409 ``uniqueness``: a resource with this unique value exists already."""
+
+    status = 409
+    scim_type = "uniqueness"
+
+
+class PreconditionFailed(ScimError):
+    """412: the ``If-Match`` version is not the resource's current version."""
+
+    status = 412
+
+
+class PayloadTooLarge(ScimError):
+    """413: the request body is larger than the configured limit."""
+
+    status = 413
+
+
+class UnsupportedMediaType(ScimError):
+    """415: the request body is not ``application/scim+json`` or ``application/json``."""
+
+    status = 415
+
+
+class TooManyRequests(ScimError):
+    """429: the caller's rate limit is exhausted; ``Retry-After`` says when to come back."""
+
+    status = 429
+
+    def __init__(self, detail: str, *, retry_after: int = 1) -> None:
+        super().__init__(detail, headers={"Retry-After": str(retry_after)})
+
+
+class InternalError(ScimError):
+    """500: an unexpected failure; the detail names only the request id, never internals."""
+
+    status = 500
+
+
+class NotImplementedByDesign(ScimError):
+    """501: an operation the service deliberately does not offer (group PUT and DELETE)."""
+
+    status = 501
+
+
+class DirectoryUnavailable(ScimError):
+    """503: the directory cannot be reached; the client should retry after ``Retry-After``."""
+
+    status = 503
+
+    def __init__(
+        self, detail: str = "The directory is unavailable; retry later.", *, retry_after: int = 5
+    ) -> None:
+        super().__init__(detail, headers={"Retry-After": str(retry_after)})

@@ -1,0 +1,523 @@
+"""The PATCH engine (RFC 7644 §3.5.2): pure, idempotent, reporting whether anything changed.
+
+:func:`apply_patch` takes a canonical resource and a list of operations and returns a new
+resource plus ``changed``. It never mutates its input, never talks to a backend, and applying
+its own result again gives ``changed=False`` for every operation kind an identity provider
+repeats (DESIGN §4), so a retried PATCH writes nothing.
+
+Each operation is resolved to a *target* (attribute, optional sub-attribute, optional element
+selection) and then run through one handler picked from a table by ``(op, shape)`` where the
+shape is that of the target: a simple attribute, a single complex attribute, a whole
+multi-valued attribute, or selected elements of one.
+
+Decisions where RFC 7644 is silent or identity providers depart from it:
+
+* op names are case-insensitive; so are the keys ``op``/``path``/``value``;
+* without a path, an ``add``/``replace`` value object's keys may be plain, dotted,
+  URN-prefixed, flat aliases, or an extension URN holding an object; unknown keys and
+  read-only keys (``id``, ``meta``, ``schemas``: Okta sends ``id``) are ignored, always;
+* a value filter matching nothing makes ``add``/``replace`` create the element from the
+  filter's ``eq`` comparisons plus the value (Entra ID sends ``emails[type eq "work"].value``
+  for users without a work email) instead of failing with ``noTarget``; ``remove`` of a filter
+  matching nothing is a no-op;
+* removing the ``value`` sub-attribute of an element removes the element (an element without
+  its value is meaningless, RFC 7643 §2.4);
+* ``remove`` of a single-valued attribute ignores any ``value`` (Entra ID sends one for
+  ``manager``); only multi-valued attributes remove value-by-value;
+* ``add`` of an element already present (same ``value``, compared case-insensitively unless
+  the sub-attribute is caseExact) merges its other sub-attributes and keeps the stored value;
+* at most one element is ``primary`` (RFC 7643 §2.4): the last one written wins, the others
+  get ``primary: false``;
+* ``$ref`` is derived by the service and dropped; ``manager`` keeps only ``value``;
+* null, ``{}`` and ``[]`` are unassigned (RFC 7643 §2.5): such keys are removed;
+* reordering the values of a multi-valued attribute is no change (the directory stores them
+  as unordered sets, RFC 4512 §2.3);
+* writeOnly attributes (``password``) cannot be compared: writing one always counts as a
+  change, and the caller pops it from the result.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from scim_core.errors import InvalidPath, InvalidSyntax, InvalidValue, Mutability, NoTarget
+from scim_core.filter.ast import And, Compare, Filter
+from scim_core.filter.evaluate import evaluate
+from scim_core.filter.parser import parse_path
+from scim_core.schemas.attributes import (
+    ENTERPRISE_URN,
+    SCHEMAS_BY_RESOURCE_TYPE,
+    Attribute,
+    AttrRef,
+    coerce,
+    resolve,
+)
+
+__all__ = ["apply_patch"]
+
+Resource = dict[str, Any]
+Element = dict[str, Any]
+Selector = Callable[[list[Element]], list[int]]
+
+#: Attributes a PATCH never writes (RFC 7643 §3.1 common attributes, and the schemas list).
+_READ_ONLY_KEYS = frozenset({"id", "meta", "schemas"})
+#: Sub-attributes the service derives from ``value`` and never stores.
+_DERIVED = frozenset({"$ref"})
+#: Complex attributes stored partially: (extension URN or None, attribute) -> what is kept.
+_STORED_SUBS: Mapping[tuple[str | None, str], frozenset[str]] = {
+    (ENTERPRISE_URN, "manager"): frozenset({"value"}),
+}
+
+
+@dataclass(frozen=True)
+class _Target:
+    """Where an operation writes: an attribute, and maybe some of its elements.
+
+    :ivar ref: the resolved attribute (and sub-attribute).
+    :ivar select: which elements are meant, or ``None`` for the attribute as a whole.
+    :ivar template: what a created element starts from when ``select`` matches nothing.
+    """
+
+    ref: AttrRef
+    select: Selector | None = None
+    template: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def shape(self) -> str:
+        """``elements``, ``multi``, ``complex`` or ``simple``: the handler table's column."""
+        parent = self.ref.parent
+        if self.select is not None:
+            return "elements"
+        if parent.multi_valued:
+            return "multi"
+        return "complex" if parent.type == "complex" else "simple"
+
+
+# --------------------------------------------------------------------------- selection
+
+
+def _all(items: list[Element]) -> list[int]:
+    return list(range(len(items)))
+
+
+def _primary(items: list[Element]) -> list[int]:
+    return [i for i, item in enumerate(items) if item.get("primary") is True][:1]
+
+
+def _matching(value_filter: Filter, parent: Attribute) -> Selector:
+    """Elements matching a value filter; strings compare per the sub-attribute's caseExact."""
+
+    def case_exact(key: str) -> bool:
+        sub = parent.sub(key)
+        return sub is not None and sub.case_exact
+
+    def select(items: list[Element]) -> list[int]:
+        return [
+            i for i, item in enumerate(items) if evaluate(value_filter, item, case_exact=case_exact)
+        ]
+
+    return select
+
+
+def _equalities(node: Filter, parent: Attribute) -> Iterator[tuple[str, Any]]:
+    """The ``sub eq value`` pairs a value filter requires (under ``and``), canonically named."""
+    if isinstance(node, And):
+        yield from _equalities(node.left, parent)
+        yield from _equalities(node.right, parent)
+    elif isinstance(node, Compare) and node.op == "eq" and node.path.sub_attr is None:
+        sub = parent.sub(node.path.attr)
+        if sub is not None:
+            yield sub.name, coerce(sub, node.value)
+
+
+def _primary_template(parent: Attribute) -> dict[str, Any]:
+    """A new primary element: ``{"type": <first canonical type>, "primary": True}``."""
+    kind = parent.sub("type")
+    template: dict[str, Any] = {"primary": True}
+    if kind is not None and kind.canonical_values:
+        template["type"] = kind.canonical_values[0]
+    return template
+
+
+def _target(ref: AttrRef, value_filter: Filter | None = None) -> _Target:
+    """The target for ``ref``, narrowed by ``value_filter`` when the path has one.
+
+    The primary-element alias (``email``) means the primary element only: written when there is
+    one, created (as a primary work email) when there is none, removed when there is one. Never
+    "the first element": the target would shift once it is removed or replaced, and a repeated
+    PATCH would then change another element.
+    """
+    if value_filter is not None:
+        return _Target(
+            ref, _matching(value_filter, ref.parent), dict(_equalities(value_filter, ref.parent))
+        )
+    if ref.primary:
+        return _Target(ref, _primary, _primary_template(ref.parent))
+    if ref.parent.multi_valued and ref.sub_attribute is not None:
+        return _Target(ref, _all)
+    return _Target(ref)
+
+
+def _path_target(path: str, op: str, resource_type: str) -> _Target:
+    """Parse and resolve a PATCH ``path`` (RFC 7644 §3.5.2, §3.10).
+
+    :raises InvalidPath: syntax errors, unknown attributes, filters on simple attributes.
+    :raises Mutability: ``id``, ``meta``, ``schemas``, read-only attributes, and changing
+        immutable ones (RFC 7643 §2.2).
+    """
+    parsed = parse_path(path)
+    attr = parsed.attr
+    core = SCHEMAS_BY_RESOURCE_TYPE.get(resource_type, ())[:1]
+    if attr.attr.lower() in _READ_ONLY_KEYS and (
+        attr.schema is None or attr.schema.lower() in {s.id.lower() for s in core}
+    ):
+        raise Mutability(f"The attribute '{attr.attr}' cannot be modified.")
+    name = f"{attr.schema}:{attr.attr}" if attr.schema else attr.attr
+    if attr.sub_attr is not None:
+        name = f"{name}.{attr.sub_attr}"
+    ref = resolve(name, resource_type)
+    if ref is not None and parsed.value_filter is not None:
+        if ref.sub_attribute is not None or ref.parent.type != "complex":
+            raise InvalidPath(f"The path '{path}' filters an attribute without sub-attributes.")
+        if parsed.sub_attr is not None:
+            ref = resolve(f"{name}.{parsed.sub_attr}", resource_type)
+    if ref is None:
+        raise InvalidPath(f"The path '{path}' names no attribute of a {resource_type}.")
+    mutability = ref.definition.mutability
+    if mutability == "readOnly" or (mutability == "immutable" and op != "add"):
+        raise Mutability(f"The attribute '{path}' is {mutability}.")
+    return _target(ref, parsed.value_filter)
+
+
+def _object_targets(value: Any, resource_type: str) -> Iterator[tuple[_Target, Any]]:
+    """The targets of a path-less ``add``/``replace`` (RFC 7644 §3.5.2.1, §3.5.2.3).
+
+    Unknown and read-only keys are skipped (DESIGN §2: unknown attributes are ignored).
+    """
+    if not isinstance(value, Mapping):
+        raise InvalidValue("An operation without a path needs an object of attributes as value.")
+    extensions = {s.id.lower(): s.id for s in SCHEMAS_BY_RESOURCE_TYPE.get(resource_type, ())[1:]}
+    for key, item in value.items():
+        urn = extensions.get(str(key).lower())
+        if urn is not None:
+            if item is None:
+                continue
+            if not isinstance(item, Mapping):
+                raise InvalidValue(f"The extension '{urn}' needs an object as value.")
+            pairs = [(f"{urn}:{sub_key}", sub_item) for sub_key, sub_item in item.items()]
+        else:
+            pairs = [(str(key), item)]
+        for name, attribute_value in pairs:
+            ref = resolve(name, resource_type)
+            if ref is not None and ref.definition.mutability not in {"readOnly", "immutable"}:
+                yield _target(ref), attribute_value
+
+
+# --------------------------------------------------------------------------- handlers
+# A handler writes ``value`` (already coerced) into ``holder`` (the resource, or its extension
+# object) and returns the elements it wrote, for the single-primary rule.
+
+Handler = Callable[[Resource, _Target, Any], list[Element]]
+
+
+def _same(parent: Attribute, left: Any, right: Any) -> bool:
+    """Whether two elements are the same value (RFC 7643 §2.4: the ``value`` sub-attribute)."""
+    value_sub = parent.sub("value")
+    if not (isinstance(left, Mapping) and isinstance(right, Mapping)) or value_sub is None:
+        return bool(left == right)
+    a, b = left.get("value"), right.get("value")
+    if a is None or b is None:
+        return bool(left == right)
+    if isinstance(a, str) and isinstance(b, str) and not value_sub.case_exact:
+        return a.casefold() == b.casefold()
+    return bool(a == b)
+
+
+def _find(parent: Attribute, items: list[Element], element: Element) -> Element | None:
+    return next((item for item in items if _same(parent, item, element)), None)
+
+
+def _with_derived(parent: Attribute, element: Element, previous: Element | None) -> Element:
+    """``element`` keeping what ``previous`` had that clients cannot set (RFC 7643 §2.2).
+
+    Read-only sub-attributes are derived by the service and immutable ones cannot change, so a
+    value that stays (``members`` replaced by a list holding it again) keeps them.
+    """
+    derived = {s.name for s in parent.sub_attributes if s.mutability in {"readOnly", "immutable"}}
+    kept = {k: v for k, v in (previous or {}).items() if k in derived}
+    return {**kept, **element}
+
+
+def _set(holder: Resource, target: _Target, value: Any) -> list[Element]:
+    holder[target.ref.attribute] = value
+    return []
+
+
+def _unset(holder: Resource, target: _Target, value: Any) -> list[Element]:
+    holder.pop(target.ref.attribute, None)
+    return []
+
+
+def _merge(holder: Resource, target: _Target, value: Any) -> list[Element]:
+    """Complex add/replace: given sub-attributes are set, others left unchanged (§3.5.2.3)."""
+    name, sub = target.ref.attribute, target.ref.sub_attribute
+    incoming = {sub: value} if sub is not None else value
+    current = holder.get(name)
+    if isinstance(current, dict) and isinstance(incoming, dict):
+        holder[name] = {**current, **incoming}
+    else:
+        holder[name] = incoming
+    return []
+
+
+def _unset_complex(holder: Resource, target: _Target, value: Any) -> list[Element]:
+    current = holder.get(target.ref.attribute)
+    if target.ref.sub_attribute is not None and isinstance(current, dict):
+        current.pop(target.ref.sub_attribute, None)
+        return []
+    return _unset(holder, target, value)
+
+
+def _union(holder: Resource, target: _Target, value: Any) -> list[Element]:
+    """Multi-valued add: new values appended, present ones merged (RFC 7644 §3.5.2.1)."""
+    parent = target.ref.parent
+    items: list[Element] = holder.get(parent.name) or []
+    holder[parent.name] = items
+    written = []
+    for element in value or ():
+        present = _find(parent, items, element)
+        if present is None:
+            items.append(element)
+            written.append(element)
+        else:
+            present.update({k: v for k, v in element.items() if k != "value"})
+            written.append(present)
+    return written
+
+
+def _replace_all(holder: Resource, target: _Target, value: Any) -> list[Element]:
+    """Multi-valued replace: the whole list, derived sub-attributes kept (RFC 7644 §3.5.2.3)."""
+    parent = target.ref.parent
+    current = holder.get(parent.name) or []
+    holder[parent.name] = [_with_derived(parent, e, _find(parent, current, e)) for e in value or ()]
+    return list(holder[parent.name])
+
+
+def _subtract(holder: Resource, target: _Target, value: Any) -> list[Element]:
+    """Multi-valued remove: the given values, or all without a value (RFC 7644 §3.5.2.2)."""
+    parent = target.ref.parent
+    if value is None:
+        return _unset(holder, target, value)
+    current = holder.get(parent.name) or []
+    holder[parent.name] = [e for e in current if not any(_same(parent, e, v) for v in value)]
+    return []
+
+
+def _elements(holder: Resource, target: _Target) -> list[Element]:
+    """The elements of the target attribute; a single complex value is a list of one."""
+    current = holder.get(target.ref.attribute)
+    if target.ref.parent.multi_valued:
+        return list(current or [])
+    return [current] if isinstance(current, dict) else []
+
+
+def _store(holder: Resource, target: _Target, items: list[Element]) -> None:
+    name = target.ref.attribute
+    holder[name] = items if target.ref.parent.multi_valued else (items[-1] if items else None)
+
+
+def _write_selected(op: str) -> Handler:
+    """Add/replace on selected elements: matched ones updated, else one created (§3.5.2.3)."""
+
+    def handler(holder: Resource, target: _Target, value: Any) -> list[Element]:
+        items, sub, parent = _elements(holder, target), target.ref.sub_attribute, target.ref.parent
+        chosen = (target.select or _all)(items)
+        if not chosen:
+            if value is None:
+                return []
+            created = {**target.template, **({sub: value} if sub is not None else value)}
+            _store(holder, target, [*items, created])
+            return [created]
+        for i in chosen:
+            if sub is not None:
+                items[i] = {**items[i], sub: value}
+            elif op == "add":
+                items[i] = {**items[i], **(value or {})}
+            else:
+                items[i] = _with_derived(parent, {**target.template, **(value or {})}, items[i])
+        _store(holder, target, items)
+        return [items[i] for i in chosen]
+
+    return handler
+
+
+def _remove_selected(holder: Resource, target: _Target, value: Any) -> list[Element]:
+    """Remove on selected elements, or on one of their sub-attributes (RFC 7644 §3.5.2.2)."""
+    items, sub = _elements(holder, target), target.ref.sub_attribute
+    chosen = set((target.select or _all)(items))
+    if sub is None or sub == "value":
+        kept = [item for i, item in enumerate(items) if i not in chosen]
+    else:
+        kept = [
+            {k: v for k, v in item.items() if k != sub} if i in chosen else item
+            for i, item in enumerate(items)
+        ]
+    _store(holder, target, kept)
+    return []
+
+
+_HANDLERS: Mapping[tuple[str, str], Handler] = {
+    ("add", "simple"): _set,
+    ("replace", "simple"): _set,
+    ("remove", "simple"): _unset,
+    ("add", "complex"): _merge,
+    ("replace", "complex"): _merge,
+    ("remove", "complex"): _unset_complex,
+    ("add", "multi"): _union,
+    ("replace", "multi"): _replace_all,
+    ("remove", "multi"): _subtract,
+    ("add", "elements"): _write_selected("add"),
+    ("replace", "elements"): _write_selected("replace"),
+    ("remove", "elements"): _remove_selected,
+}
+
+
+# --------------------------------------------------------------------------- values
+
+
+def _coerced(op: str, target: _Target, value: Any) -> Any:
+    """``value`` in the canonical shape the target's handler expects."""
+    ref = target.ref
+    shape = target.shape
+    if op == "remove":
+        return coerce(ref.parent, value) if shape == "multi" else None
+    if ref.sub_attribute is not None:
+        return coerce(ref.definition, value)
+    if shape == "elements":
+        if isinstance(value, list) and len(value) == 1:
+            value = value[0]
+        if value is not None and not isinstance(value, Mapping):
+            raise InvalidValue(f"The attribute '{ref.attribute}' needs an object per value.")
+        return coerce(replace(ref.parent, multi_valued=False), value)
+    return coerce(ref.parent, value)
+
+
+def _single_primary(holder: Resource, target: _Target, written: list[Element]) -> None:
+    """RFC 7643 §2.4: ``primary: true`` at most once; the last written primary wins."""
+    if target.ref.parent.sub("primary") is None:
+        return
+    winner = next((e for e in reversed(written) if e.get("primary") is True), None)
+    items = holder.get(target.ref.attribute)
+    if winner is None or not isinstance(items, list):
+        return
+    for item in items:
+        if item is not winner and item.get("primary") is True:
+            item["primary"] = False
+
+
+def _canonical(value: Any) -> Any:
+    """``value`` without unassigned (null, ``{}``, ``[]``) or derived parts (RFC 7643 §2.5)."""
+    if isinstance(value, Mapping):
+        pruned = {k: _canonical(v) for k, v in value.items() if k not in _DERIVED}
+        return {k: v for k, v in pruned.items() if v is not None and v != {} and v != []}
+    if isinstance(value, list):
+        items = [_canonical(v) for v in value]
+        return [v for v in items if v is not None and v != {} and v != []]
+    return value
+
+
+def _canonical_resource(resource: Mapping[str, Any]) -> Resource:
+    """A new canonical copy: partially stored attributes narrowed, then :func:`_canonical`."""
+    projected = dict(resource)
+    for (urn, name), kept in _STORED_SUBS.items():
+        holder = projected.get(urn) if urn is not None else projected
+        if isinstance(holder, Mapping) and isinstance(holder.get(name), Mapping):
+            narrowed = {**holder, name: {k: v for k, v in holder[name].items() if k in kept}}
+            projected = narrowed if urn is None else {**projected, urn: narrowed}
+    result: Resource = _canonical(projected)
+    return result
+
+
+def _unordered(value: Any) -> Any:
+    """``value`` with every list sorted: the order of multi-valued values is no change.
+
+    The directory keeps attribute values as unordered sets (RFC 4512 §2.3), so a PATCH that
+    only reorders values (a value removed, then added back) must not count as a change.
+    """
+    if isinstance(value, Mapping):
+        return {k: _unordered(v) for k, v in value.items()}
+    if isinstance(value, list):
+        items = [_unordered(v) for v in value]
+        return sorted(items, key=lambda v: json.dumps(v, sort_keys=True, default=str))
+    return value
+
+
+# --------------------------------------------------------------------------- engine
+
+
+_OPS = frozenset(_op for _op, _ in _HANDLERS)
+
+
+def _apply(resource: Resource, target: _Target, op: str, value: Any) -> bool:
+    """Run one resolved operation; ``True`` when it wrote a writeOnly attribute."""
+    ref = target.ref
+    holder: Resource = resource.setdefault(ref.schema, {}) if ref.schema else resource
+    written = _HANDLERS[op, target.shape](holder, target, _coerced(op, target, value))
+    _single_primary(holder, target, written)
+    return op != "remove" and ref.definition.mutability == "writeOnly"
+
+
+def apply_patch(
+    resource: Mapping[str, Any],
+    operations: Sequence[Mapping[str, Any]],
+    resource_type: str = "User",
+) -> tuple[Resource, bool]:
+    """Apply PATCH operations (RFC 7644 §3.5.2) to a canonical resource, without mutating it.
+
+    :param resource: the current canonical resource (RFC 7643 §4 JSON, canonical names).
+    :param operations: the ``Operations`` of a PatchOp message (or the specification's bare
+        array): mappings with ``op`` (add/replace/remove, any case), optional ``path`` and
+        ``value``.
+    :param resource_type: ``"User"`` or ``"Group"``; selects the schemas names resolve in.
+    :returns: the new canonical resource (empty containers and derived parts removed) and
+        whether it differs from ``resource`` (always ``True`` once a writeOnly attribute such as
+        ``password`` was written).
+    :raises InvalidSyntax: an operation is not an object, or its op is unknown.
+    :raises InvalidPath: a path does not parse or names an attribute the service lacks.
+    :raises NoTarget: a ``remove`` without a path (RFC 7644 §3.5.2.2).
+    :raises Mutability: a path names ``id``, ``meta``, ``schemas`` or a read-only attribute.
+    :raises InvalidValue: a value does not fit its attribute, or ``add``/``replace`` lacks one.
+    """
+    result: Resource = copy.deepcopy(dict(resource))
+    wrote_secret = False
+    for index, raw in enumerate(operations):
+        if not isinstance(raw, Mapping):
+            raise InvalidSyntax(f"PATCH operation {index} is not an object.")
+        operation = {str(k).lower(): v for k, v in raw.items()}
+        name = operation.get("op")
+        op = name.lower() if isinstance(name, str) else ""
+        if op not in _OPS:
+            raise InvalidSyntax(
+                f"PATCH operation {index} has op {name!r}; expected add, replace or remove."
+            )
+        path = operation.get("path")
+        if path is not None and not isinstance(path, str):
+            raise InvalidPath(f"PATCH operation {index} has a path that is not a string.")
+        if op != "remove" and "value" not in operation:
+            raise InvalidValue(f"PATCH operation {index} ({op}) has no value.")
+        value = operation.get("value")
+        if path and path.strip():
+            targets = [(_path_target(path.strip(), op, resource_type), value)]
+        elif op == "remove":
+            raise NoTarget(f"PATCH operation {index} (remove) has no path.")
+        else:
+            targets = list(_object_targets(value, resource_type))
+        for target, item in targets:
+            wrote_secret = _apply(result, target, op, item) or wrote_secret
+    patched = _canonical_resource(result)
+    before = _canonical_resource(resource)
+    return patched, wrote_secret or _unordered(patched) != _unordered(before)

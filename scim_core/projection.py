@@ -1,0 +1,80 @@
+"""``attributes`` / ``excludedAttributes`` (RFC 7644 §3.4.2.5) applied to an outgoing resource."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Projection", "parse_projection"]
+
+_ALWAYS = frozenset({"id", "schemas", "meta"})
+_URN_PREFIX = "urn:ietf:params:scim:schemas:"
+
+
+def _names(raw: str | None, core_urn: str) -> frozenset[str]:
+    if not raw:
+        return frozenset()
+    names = set()
+    for item in raw.split(","):
+        name = item.strip().lower()
+        prefix = core_urn.lower() + ":"
+        if name.startswith(prefix):
+            name = name[len(prefix) :]
+        if name:
+            names.add(name)
+    return frozenset(names)
+
+
+@dataclass(frozen=True)
+class Projection:
+    """Which attributes a response carries; names are lower case, optionally ``parent.sub``."""
+
+    include: frozenset[str] = frozenset()
+    exclude: frozenset[str] = frozenset()
+
+    def top_level(self) -> frozenset[str] | None:
+        """The top-level attributes a backend must fetch, or ``None`` for all."""
+        if not self.include:
+            return None
+        return frozenset(name.split(".", 1)[0] for name in self.include) | _ALWAYS
+
+    def wants(self, name: str) -> bool:
+        """Whether the top-level attribute ``name`` appears in the response at all."""
+        lowered = name.lower()
+        if lowered in _ALWAYS:
+            return True
+        if self.include:
+            return any(n == lowered or n.startswith(lowered + ".") for n in self.include) or (
+                lowered.startswith(_URN_PREFIX)
+                and any(n.startswith(lowered) for n in self.include)
+            )
+        return lowered not in self.exclude
+
+    def apply(self, resource: Mapping[str, Any]) -> dict[str, Any]:
+        """The resource with only the wanted attributes (and sub-attributes)."""
+        result: dict[str, Any] = {}
+        for key, value in resource.items():
+            if not self.wants(key):
+                continue
+            subs = {
+                n.split(".", 1)[1] for n in self.include if n.startswith(key.lower() + ".")
+            }
+            if subs and isinstance(value, dict) and key.lower() not in self.include:
+                value = {k: v for k, v in value.items() if k.lower() in subs}
+            elif subs and isinstance(value, list) and key.lower() not in self.include:
+                value = [
+                    {k: v for k, v in item.items() if k.lower() in subs}
+                    for item in value
+                    if isinstance(item, dict)
+                ]
+            result[key] = value
+        return result
+
+
+def parse_projection(query: Mapping[str, str], core_urn: str) -> Projection:
+    """Read ``attributes`` and ``excludedAttributes`` from query parameters (or a .search body)."""
+    return Projection(
+        include=_names(query.get("attributes"), core_urn),
+        exclude=_names(query.get("excludedAttributes"), core_urn),
+    )

@@ -1,0 +1,483 @@
+"""Attribute definitions (RFC 7643 §7) and the name resolution shared by request bodies and PATCH.
+
+This module owns three things:
+
+* the schemas the service advertises, as frozen :class:`Attribute` / :class:`Schema` records
+  holding exactly the attributes it stores and returns faithfully (DESIGN §2);
+* :func:`resolve`, turning any spelling a client may use for an attribute (plain, dotted,
+  URN-prefixed, any case, or a flat alias the specification allows) into one canonical
+  :class:`AttrRef`;
+* :func:`coerce`, bringing a client value into the canonical shape of a definition
+  (``"True"``/``"False"`` strings to booleans, a bare id to ``{"value": id}``...).
+
+Nothing here knows about HTTP, LDAP or PATCH operations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from scim_core.errors import InvalidValue
+
+__all__ = [
+    "ENTERPRISE_URN",
+    "ENTERPRISE_USER_SCHEMA",
+    "GROUP_SCHEMA",
+    "GROUP_URN",
+    "SCHEMAS_BY_RESOURCE_TYPE",
+    "SCHEMA_URN",
+    "USER_SCHEMA",
+    "USER_URN",
+    "AttrRef",
+    "AttrType",
+    "Attribute",
+    "MutabilityKind",
+    "ReturnedKind",
+    "Schema",
+    "UniquenessKind",
+    "coerce",
+    "resolve",
+    "to_schema_json",
+]
+
+USER_URN = "urn:ietf:params:scim:schemas:core:2.0:User"
+ENTERPRISE_URN = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"
+GROUP_URN = "urn:ietf:params:scim:schemas:core:2.0:Group"
+SCHEMA_URN = "urn:ietf:params:scim:schemas:core:2.0:Schema"
+
+AttrType = Literal["string", "boolean", "complex", "reference", "dateTime", "integer"]
+MutabilityKind = Literal["readWrite", "readOnly", "writeOnly", "immutable"]
+ReturnedKind = Literal["default", "always", "never", "request"]
+UniquenessKind = Literal["none", "server"]
+
+
+@dataclass(frozen=True)
+class Attribute:
+    """One attribute definition with the RFC 7643 §7 characteristics.
+
+    Names are stored in their canonical case; lookups are case-insensitive (RFC 7643 §2.1).
+    """
+
+    name: str
+    type: AttrType
+    multi_valued: bool = False
+    required: bool = False
+    case_exact: bool = False
+    mutability: MutabilityKind = "readWrite"
+    returned: ReturnedKind = "default"
+    uniqueness: UniquenessKind = "none"
+    sub_attributes: tuple[Attribute, ...] = ()
+    canonical_values: tuple[str, ...] = ()
+    reference_types: tuple[str, ...] = ()
+    description: str = ""
+
+    def sub(self, name: str) -> Attribute | None:
+        """The sub-attribute called ``name`` (any case), or ``None``."""
+        return _find(self.sub_attributes, name)
+
+
+@dataclass(frozen=True)
+class Schema:
+    """A schema (RFC 7643 §7): its URN, name, description and attribute definitions."""
+
+    id: str
+    name: str
+    description: str
+    attributes: tuple[Attribute, ...]
+
+    def attribute(self, name: str) -> Attribute | None:
+        """The top-level attribute called ``name`` (any case), or ``None``."""
+        return _find(self.attributes, name)
+
+
+@dataclass(frozen=True)
+class AttrRef:
+    """The canonical location an attribute name resolves to.
+
+    :ivar schema: the extension URN holding the attribute, ``None`` for the core schema.
+    :ivar attribute: the canonical top-level attribute name (``"name"``, ``"manager"``).
+    :ivar sub_attribute: the canonical sub-attribute name, or ``None``.
+    :ivar definition: the definition of what is named: the sub-attribute's when there is one.
+    :ivar parent: the top-level attribute's definition (the same as ``definition`` without a
+        sub-attribute).
+    :ivar primary: the name targets the *primary* element of a multi-valued attribute (the flat
+        ``email`` alias: the primary email's value, created as a primary work email if absent).
+    """
+
+    schema: str | None
+    attribute: str
+    sub_attribute: str | None
+    definition: Attribute
+    parent: Attribute
+    primary: bool = False
+
+
+def _find(attributes: tuple[Attribute, ...], name: str) -> Attribute | None:
+    folded = name.lower()
+    return next((a for a in attributes if a.name.lower() == folded), None)
+
+
+# --------------------------------------------------------------------------- definitions
+
+_ID = Attribute(
+    "id",
+    "string",
+    case_exact=True,
+    mutability="readOnly",
+    returned="always",
+    uniqueness="server",
+    description="Unique identifier of the resource, assigned by the service provider.",
+)
+
+USER_SCHEMA = Schema(
+    id=USER_URN,
+    name="User",
+    description="User Account",
+    attributes=(
+        _ID,
+        Attribute(
+            "externalId",
+            "string",
+            case_exact=True,
+            description="Identifier of the resource as defined by the provisioning client.",
+        ),
+        Attribute(
+            "userName",
+            "string",
+            required=True,
+            uniqueness="server",
+            description="Unique identifier for the User; normalized to the directory uid.",
+        ),
+        Attribute(
+            "name",
+            "complex",
+            description="The components of the user's real name.",
+            sub_attributes=(
+                Attribute("formatted", "string", description="The full name, for display."),
+                Attribute("givenName", "string", description="The given (first) name."),
+                Attribute("familyName", "string", description="The family (last) name."),
+            ),
+        ),
+        Attribute("displayName", "string", description="The name of the User, for display."),
+        Attribute("title", "string", description="The user's title, such as 'Vice President'."),
+        Attribute(
+            "emails",
+            "complex",
+            multi_valued=True,
+            description="Email addresses for the user.",
+            sub_attributes=(
+                Attribute("value", "string", description="Email address for the user."),
+                Attribute(
+                    "type",
+                    "string",
+                    canonical_values=("work",),
+                    description="A label indicating the attribute's function.",
+                ),
+                Attribute(
+                    "primary",
+                    "boolean",
+                    description="Whether this is the preferred address; true at most once.",
+                ),
+            ),
+        ),
+        Attribute(
+            "active",
+            "boolean",
+            description="The user's administrative status; false is an enforced disable.",
+        ),
+        Attribute(
+            "password",
+            "string",
+            mutability="writeOnly",
+            returned="never",
+            description="The user's cleartext password, set only; never returned.",
+        ),
+    ),
+)
+
+ENTERPRISE_USER_SCHEMA = Schema(
+    id=ENTERPRISE_URN,
+    name="EnterpriseUser",
+    description="Enterprise User",
+    attributes=(
+        Attribute(
+            "employeeNumber",
+            "string",
+            description="Numeric or alphanumeric identifier assigned to a person.",
+        ),
+        Attribute(
+            "manager",
+            "complex",
+            description="The user's manager.",
+            sub_attributes=(
+                Attribute("value", "string", description="The id of the manager's User."),
+                Attribute(
+                    "$ref",
+                    "reference",
+                    reference_types=("User",),
+                    description="The URI of the manager's User resource.",
+                ),
+                Attribute(
+                    "displayName",
+                    "string",
+                    mutability="readOnly",
+                    description="The displayName of the manager.",
+                ),
+            ),
+        ),
+    ),
+)
+
+GROUP_SCHEMA = Schema(
+    id=GROUP_URN,
+    name="Group",
+    description="Group",
+    attributes=(
+        _ID,
+        Attribute(
+            "displayName",
+            "string",
+            required=True,
+            description="A human-readable name for the Group.",
+        ),
+        Attribute(
+            "members",
+            "complex",
+            multi_valued=True,
+            description="A list of members of the Group.",
+            sub_attributes=(
+                Attribute(
+                    "value",
+                    "string",
+                    mutability="immutable",
+                    description="Identifier of the member of this Group.",
+                ),
+                Attribute(
+                    "$ref",
+                    "reference",
+                    mutability="immutable",
+                    reference_types=("User",),
+                    description="The URI of the member resource.",
+                ),
+                Attribute(
+                    "display",
+                    "string",
+                    mutability="readOnly",
+                    description="A human-readable name of the member.",
+                ),
+                Attribute(
+                    "type",
+                    "string",
+                    mutability="immutable",
+                    canonical_values=("User",),
+                    description="The type of the member.",
+                ),
+            ),
+        ),
+    ),
+)
+
+#: Core schema first, then its extensions (RFC 7643 §3.3), per resource type.
+SCHEMAS_BY_RESOURCE_TYPE: Mapping[str, tuple[Schema, ...]] = {
+    "User": (USER_SCHEMA, ENTERPRISE_USER_SCHEMA),
+    "Group": (GROUP_SCHEMA,),
+}
+
+#: Flat names the specification allows on input: alias -> (attribute, sub-attribute, primary).
+_ALIASES: Mapping[str, Mapping[str, tuple[str, str, bool]]] = {
+    "User": {
+        "givenname": ("name", "givenName", False),
+        "familyname": ("name", "familyName", False),
+        "email": ("emails", "value", True),
+    },
+    "Group": {},
+}
+
+
+# --------------------------------------------------------------------------- resolution
+
+
+def _split_urn(name: str, schemas: tuple[Schema, ...]) -> tuple[Schema | None, str]:
+    """Strip a known schema URN prefix (RFC 7644 §3.10); ``(None, name)`` without one."""
+    folded = name.lower()
+    for schema in schemas:
+        if folded.startswith(schema.id.lower() + ":"):
+            return schema, name[len(schema.id) + 1 :]
+    return None, name
+
+
+def resolve(name: str, resource_type: str = "User") -> AttrRef | None:
+    """Resolve an attribute name as a client may write it to its canonical location.
+
+    Accepted forms (RFC 7644 §3.10, RFC 7643 §2.1 case-insensitivity): plain (``userName``),
+    dotted (``name.givenName``), URN-prefixed
+    (``urn:ietf:params:scim:schemas:core:2.0:User:name.givenName``,
+    ``urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:manager.value``) and the flat
+    aliases of the specification (``givenName``, ``familyName``, ``email``). An unprefixed name
+    not in the core schema is looked up in the extension schemas, which makes ``manager`` and
+    ``employeeNumber`` work without the URN.
+
+    :param name: the attribute name from a request body or PATCH path.
+    :param resource_type: ``"User"`` or ``"Group"``.
+    :returns: the location, or ``None`` for a name the service does not store (callers ignore
+        unknown attributes, DESIGN §2).
+    """
+    schemas = SCHEMAS_BY_RESOURCE_TYPE.get(resource_type, ())
+    schema, rest = _split_urn(name, schemas)
+    alias = _ALIASES.get(resource_type, {}).get(rest.lower()) if schema is None else None
+    if alias is not None:
+        top_name, sub_name, primary = alias
+    else:
+        top_name, _, sub_name = rest.partition(".")
+        primary = False
+    for candidate in (schema,) if schema is not None else schemas:
+        top = candidate.attribute(top_name)
+        if top is None:
+            continue
+        sub = top.sub(sub_name) if sub_name else None
+        if sub_name and sub is None:
+            return None
+        return AttrRef(
+            schema=None if candidate is schemas[0] else candidate.id,
+            attribute=top.name,
+            sub_attribute=sub.name if sub is not None else None,
+            definition=sub if sub is not None else top,
+            parent=top,
+            primary=primary,
+        )
+    return None
+
+
+# --------------------------------------------------------------------------- coercion
+
+_BOOLEANS: Mapping[str, bool] = {"true": True, "false": False}
+
+
+def _boolean(attribute: Attribute, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in _BOOLEANS:
+        return _BOOLEANS[value.strip().lower()]
+    raise _mismatch(attribute, "a boolean", value)
+
+
+def _text(attribute: Attribute, value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)  # identity providers send employeeNumber as a JSON number
+    raise _mismatch(attribute, "a string", value)
+
+
+def _integer(attribute: Attribute, value: Any) -> int:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    raise _mismatch(attribute, "an integer", value)
+
+
+def _complex(attribute: Attribute, value: Any) -> dict[str, Any]:
+    if isinstance(value, Mapping):
+        shaped: dict[str, Any] = {}
+        for key, item in value.items():
+            sub = attribute.sub(str(key))
+            if sub is not None and sub.mutability != "readOnly":  # server-computed: dropped
+                shaped[sub.name] = coerce(sub, item)
+        return shaped
+    value_sub = attribute.sub("value")
+    if value_sub is not None and not isinstance(value, list):
+        return {value_sub.name: coerce(value_sub, value)}  # a bare id: {"value": id}
+    raise _mismatch(attribute, "an object", value)
+
+
+_SCALARS = {
+    "boolean": _boolean,
+    "string": _text,
+    "reference": _text,
+    "dateTime": _text,
+    "integer": _integer,
+    "complex": _complex,
+}
+
+
+def _mismatch(attribute: Attribute, expected: str, value: Any) -> InvalidValue:
+    # Never echo the value itself: it may be password material.
+    return InvalidValue(
+        f"Attribute '{attribute.name}' expects {expected}, not a {type(value).__name__}."
+    )
+
+
+def coerce(attribute: Attribute, value: Any) -> Any:
+    """Bring a client value into the canonical shape of ``attribute`` (RFC 7643 §2.3).
+
+    * booleans also arrive as ``"True"``/``"False"`` strings in any case (Entra ID sends them);
+    * strings also arrive as JSON integers (employee numbers);
+    * a complex attribute with a ``value`` sub-attribute accepts a bare value (``"id"`` becomes
+      ``{"value": "id"}``); its keys are canonicalized, unknown and read-only sub-attributes
+      dropped (read-only ones are computed by the service);
+    * a multi-valued attribute yields a list; a single element is wrapped;
+    * ``None`` (JSON null, "unassigned" in RFC 7643 §2.5) passes through.
+
+    Canonical values are not enforced (RFC 7643 §2.3.1 allows others).
+
+    :param attribute: the definition the value is for.
+    :param value: the value as decoded from JSON.
+    :returns: a new value; containers are never shared with the input.
+    :raises InvalidValue: the value's type does not fit the attribute's (the value is not
+        echoed).
+    """
+    if value is None:
+        return None
+    convert = _SCALARS[attribute.type]
+    if attribute.multi_valued:
+        items = value if isinstance(value, list) else [value]
+        return [convert(attribute, item) for item in items if item is not None]
+    return convert(attribute, value)
+
+
+# --------------------------------------------------------------------------- discovery
+
+
+def _attribute_json(attribute: Attribute) -> dict[str, Any]:
+    rendered: dict[str, Any] = {
+        "name": attribute.name,
+        "type": attribute.type,
+        "multiValued": attribute.multi_valued,
+        "description": attribute.description,
+        "required": attribute.required,
+    }
+    if attribute.type in ("string", "reference"):
+        rendered["caseExact"] = attribute.case_exact
+    if attribute.canonical_values:
+        rendered["canonicalValues"] = list(attribute.canonical_values)
+    if attribute.reference_types:
+        rendered["referenceTypes"] = list(attribute.reference_types)
+    if attribute.sub_attributes:
+        rendered["subAttributes"] = [_attribute_json(a) for a in attribute.sub_attributes]
+    rendered["mutability"] = attribute.mutability
+    rendered["returned"] = attribute.returned
+    if attribute.type != "boolean":
+        rendered["uniqueness"] = attribute.uniqueness
+    return rendered
+
+
+def to_schema_json(schema: Schema) -> dict[str, Any]:
+    """Render ``schema`` as the RFC 7643 §7 representation served under ``/Schemas``.
+
+    Characteristics follow the RFC 7643 §8.7.1 listing: ``caseExact`` on string and reference
+    attributes, ``uniqueness`` on all but booleans. ``meta`` carries the resource type only; the
+    caller adds ``location`` (it knows the base URL).
+
+    :param schema: one of :data:`USER_SCHEMA`, :data:`ENTERPRISE_USER_SCHEMA`,
+        :data:`GROUP_SCHEMA`.
+    :returns: a new JSON-ready dictionary.
+    """
+    return {
+        "schemas": [SCHEMA_URN],
+        "id": schema.id,
+        "name": schema.name,
+        "description": schema.description,
+        "attributes": [_attribute_json(a) for a in schema.attributes],
+        "meta": {"resourceType": "Schema"},
+    }

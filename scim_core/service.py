@@ -1,0 +1,665 @@
+"""The SCIM use cases: a :class:`ScimRequest` in, a :class:`ScimResponse` out (RFC 7644 §3).
+
+Routing is a table from (method, endpoint) to a handler; handlers parse, consult the
+:class:`~scim_core.backend.Backend`, and render canonical RFC 7643 JSON. Nothing here knows
+HTTP frameworks or LDAP.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from scim_core import discovery
+from scim_core.backend import Backend, Query, Resource
+from scim_core.config import ServiceConfig
+from scim_core.errors import (
+    InvalidFilter,
+    InvalidPath,
+    InvalidSyntax,
+    InvalidValue,
+    MethodNotAllowed,
+    Mutability,
+    NotFound,
+    NotImplementedByDesign,
+    PayloadTooLarge,
+    PreconditionFailed,
+    ScimError,
+    UnsupportedMediaType,
+)
+from scim_core.filter import (
+    And,
+    Compare,
+    Filter,
+    Not,
+    Or,
+    ValueFilter,
+    parse_filter,
+    parse_path,
+)
+from scim_core.messages import SCIM_MEDIA_TYPE, ScimRequest, ScimResponse
+from scim_core.normalize import Normalizer, normalize_username
+from scim_core.paging import parse_window
+from scim_core.patch import apply_patch
+from scim_core.projection import Projection, parse_projection
+from scim_core.schemas.resources import GROUP_URN, USER_URN, validate_group, validate_user
+from scim_core.secret import Secret
+
+__all__ = ["ScimService", "LIST_RESPONSE_URN", "PATCH_OP_URN", "SEARCH_REQUEST_URN"]
+
+LIST_RESPONSE_URN = "urn:ietf:params:scim:api:messages:2.0:ListResponse"
+PATCH_OP_URN = "urn:ietf:params:scim:api:messages:2.0:PatchOp"
+SEARCH_REQUEST_URN = "urn:ietf:params:scim:api:messages:2.0:SearchRequest"
+
+_ACCEPTED_MEDIA_TYPES = frozenset({SCIM_MEDIA_TYPE, "application/json"})
+_MAX_JSON_DEPTH = 32
+_READ_ONLY_KEYS = frozenset({"id", "meta", "schemas", "groups"})
+
+audit_log = logging.getLogger("scim.audit")
+log = logging.getLogger("scim.service")
+
+Handler = Callable[["ScimService", ScimRequest, str], ScimResponse]
+
+
+def _json_depth_ok(body: bytes) -> bool:
+    """Reject absurd nesting before :func:`json.loads` recurses into it."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for byte in body:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:
+                escaped = True
+            elif byte == 0x22:
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte in (0x5B, 0x7B):
+            depth += 1
+            deepest = max(deepest, depth)
+            if deepest > _MAX_JSON_DEPTH:
+                return False
+        elif byte in (0x5D, 0x7D):
+            depth -= 1
+    return True
+
+
+@dataclass(frozen=True)
+class _Route:
+    handlers: Mapping[str, Handler]
+    by_design_unsupported: frozenset[str] = frozenset()
+
+
+@dataclass
+class ScimService:
+    """The framework-free SCIM service over one backend.
+
+    :param backend: where users and groups live.
+    :param config: bounds and policies; defaults follow DESIGN §4.
+    :param normalize: userName -> uid rule (DESIGN §2), replaceable.
+    """
+
+    backend: Backend
+    config: ServiceConfig = field(default_factory=ServiceConfig)
+    normalize: Normalizer = normalize_username
+
+    # ------------------------------------------------------------------ dispatch
+
+    def handle(self, request: ScimRequest) -> ScimResponse:
+        """Answer one request; every failure becomes an RFC 7644 §3.12 error response."""
+        try:
+            return self._dispatch(request)
+        except ScimError as error:
+            return error_response(error)
+
+    def _dispatch(self, request: ScimRequest) -> ScimResponse:
+        parts = [p for p in request.path.split("/") if p]
+        if not parts or len(parts) > 2:
+            raise NotFound(f"No SCIM endpoint at {request.path or '/'}.")
+        endpoint = parts[0]
+        ident = parts[1] if len(parts) == 2 else ""
+        route_key = (endpoint.lower(), bool(ident) and ident != ".search")
+        if ident == ".search":
+            route_key = (endpoint.lower() + "/.search", False)
+        route = _ROUTES.get(route_key)
+        if route is None:
+            if endpoint == ".search":
+                raise NotImplementedByDesign(
+                    "POST /.search across resource types is not supported; "
+                    "use /Users/.search or /Groups/.search."
+                )
+            raise NotFound(f"No SCIM endpoint at {request.path}.")
+        handler = route.handlers.get(request.method.upper())
+        if handler is None:
+            if request.method.upper() in route.by_design_unsupported:
+                raise NotImplementedByDesign(_GROUP_WRITES_DETAIL)
+            allowed = ", ".join(sorted(route.handlers))
+            error = MethodNotAllowed(f"{request.method} is not allowed here; use {allowed}.")
+            error.headers["Allow"] = allowed
+            raise error
+        return handler(self, request, ident)
+
+    # ------------------------------------------------------------------ request parsing
+
+    def _json_body(self, request: ScimRequest) -> Any:
+        if len(request.body) > self.config.max_body_bytes:
+            raise PayloadTooLarge(
+                f"The request body is over the limit of {self.config.max_body_bytes} bytes."
+            )
+        media_type = (request.content_type or "").split(";", 1)[0].strip().lower()
+        if media_type and media_type not in _ACCEPTED_MEDIA_TYPES:
+            raise UnsupportedMediaType(
+                "Send the body as application/scim+json or application/json."
+            )
+        if not request.body.strip():
+            raise InvalidSyntax("The request needs a JSON body.")
+        if not _json_depth_ok(request.body):
+            raise InvalidSyntax(f"The JSON body is nested deeper than {_MAX_JSON_DEPTH} levels.")
+        try:
+            return json.loads(request.body.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise InvalidSyntax("The request body is not valid UTF-8.") from None
+        except ValueError as exc:
+            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "not JSON"
+            raise InvalidSyntax(f"The request body is not valid JSON: {reason}.") from None
+
+    def _object_body(self, request: ScimRequest) -> dict[str, Any]:
+        body = self._json_body(request)
+        if not isinstance(body, dict):
+            raise InvalidSyntax("The request body must be a JSON object.")
+        return body
+
+    def _operations(self, request: ScimRequest) -> list[dict[str, Any]]:
+        """PATCH operations from the RFC 7644 §3.5.2 envelope or a bare array (the spec's form)."""
+        body = self._json_body(request)
+        if isinstance(body, dict):
+            operations = next(
+                (v for k, v in body.items() if k.lower() == "operations"), None
+            )
+        else:
+            operations = body
+        if not isinstance(operations, list) or not operations:
+            raise InvalidSyntax("PATCH needs a non-empty list of Operations.")
+        if not all(isinstance(op, dict) for op in operations):
+            raise InvalidSyntax("Each PATCH operation must be a JSON object.")
+        return operations
+
+    def _query(
+        self,
+        params: Mapping[str, str],
+        resource_type: str,
+        core_urn: str,
+    ) -> tuple[Query, Projection]:
+        window = parse_window(
+            params,
+            default_count=self.config.default_count,
+            max_results=self.config.max_results,
+        )
+        projection = parse_projection(params, core_urn)
+        parsed: Filter | None = None
+        text = params.get("filter")
+        if text is not None and text.strip():
+            parsed = parse_filter(text, max_length=self.config.max_filter_length)
+            self.config.filter_policy.check(parsed, resource_type)
+            if resource_type == "User":
+                parsed = self._normalize_filter(parsed)
+        query = Query(
+            filter=parsed,
+            start_index=window.start_index,
+            count=window.count,
+            attributes=projection.top_level(),
+        )
+        return query, projection
+
+    def _normalize_filter(self, node: Filter) -> Filter:
+        """Compare userName values as the directory stores them (normalized), DESIGN §2."""
+        if isinstance(node, Compare):
+            if node.path.attr.lower() == "username" and isinstance(node.value, str):
+                try:
+                    return replace(node, value=self.normalize(node.value))
+                except InvalidValue:
+                    raise InvalidFilter("The userName value cannot match any user.") from None
+            return node
+        if isinstance(node, (And, Or)):
+            return replace(
+                node, left=self._normalize_filter(node.left), right=self._normalize_filter(node.right)
+            )
+        if isinstance(node, Not):
+            return replace(node, inner=self._normalize_filter(node.inner))
+        if isinstance(node, ValueFilter):
+            return replace(node, filter=self._normalize_filter(node.filter))
+        return node
+
+    # ------------------------------------------------------------------ rendering
+
+    def _render(
+        self,
+        resource: Resource,
+        resource_type: str,
+        request: ScimRequest,
+        projection: Projection | None = None,
+    ) -> dict[str, Any]:
+        endpoint, urns = _RESOURCE_TYPES[resource_type]
+        rendered: dict[str, Any] = {"schemas": list(urns)}
+        present = [urn for urn in urns[1:] if urn in resource]
+        rendered["schemas"] = [urns[0], *present]
+        rendered.update(resource)
+        meta = dict(resource.get("meta") or {})
+        meta["resourceType"] = resource_type
+        meta["location"] = f"{request.base_url}/{endpoint}/{resource['id']}"
+        rendered["meta"] = meta
+        if resource_type == "Group":
+            for member in rendered.get("members") or ():
+                member["$ref"] = f"{request.base_url}/Users/{member['value']}"
+        return projection.apply(rendered) if projection else rendered
+
+    def _resource_response(
+        self,
+        status: int,
+        resource: Resource,
+        resource_type: str,
+        request: ScimRequest,
+        projection: Projection | None = None,
+    ) -> ScimResponse:
+        body = self._render(resource, resource_type, request, projection)
+        headers = {"Content-Type": SCIM_MEDIA_TYPE}
+        version = resource.get("meta", {}).get("version")
+        if version:
+            headers["ETag"] = version
+        if status == 201:
+            headers["Location"] = body["meta"]["location"]
+        return ScimResponse(status, body, headers)
+
+    def _list_response(
+        self,
+        request: ScimRequest,
+        resource_type: str,
+        query: Query,
+        projection: Projection,
+        total: int,
+        resources: Sequence[Resource],
+    ) -> ScimResponse:
+        body = {
+            "schemas": [LIST_RESPONSE_URN],
+            "totalResults": total,
+            "startIndex": query.start_index,
+            "itemsPerPage": query.count,
+            "Resources": [
+                self._render(r, resource_type, request, projection) for r in resources
+            ],
+        }
+        return ScimResponse(200, body, {"Content-Type": SCIM_MEDIA_TYPE})
+
+    # ------------------------------------------------------------------ discovery
+
+    def _service_provider_config(self, request: ScimRequest, _: str) -> ScimResponse:
+        body = discovery.service_provider_config(request.base_url, self.config.max_results)
+        return ScimResponse(200, body, {"Content-Type": SCIM_MEDIA_TYPE})
+
+    def _resource_types(self, request: ScimRequest, name: str) -> ScimResponse:
+        return _listing_or_one(discovery.resource_types(request.base_url), name, "ResourceType")
+
+    def _schemas(self, request: ScimRequest, urn: str) -> ScimResponse:
+        return _listing_or_one(discovery.schemas(request.base_url), urn, "Schema")
+
+    # ------------------------------------------------------------------ users
+
+    def _user_or_404(self, user_id: str) -> Resource:
+        user = self.backend.get_user(user_id)
+        if user is None:
+            raise NotFound(f"User {user_id} not found.")
+        return user
+
+    def _load_user(self, body: Mapping[str, Any]) -> tuple[Resource, Secret | None]:
+        """Fold a POST/PUT body into a canonical, validated User and its password, if any."""
+        writable = {k: v for k, v in body.items() if k.lower() not in _READ_ONLY_KEYS}
+        folded, _ = apply_patch({}, [{"op": "add", "value": writable}], "User")
+        user = validate_user(folded)
+        password = user.pop("password", None)
+        user["userName"] = self.normalize(user["userName"])
+        return user, Secret(password) if password is not None else None
+
+    def _list_users(self, request: ScimRequest, _: str) -> ScimResponse:
+        return self._list(request, request.query, "User")
+
+    def _search_users(self, request: ScimRequest, _: str) -> ScimResponse:
+        return self._list(request, _search_params(self._object_body(request)), "User")
+
+    def _list(
+        self, request: ScimRequest, params: Mapping[str, str], resource_type: str
+    ) -> ScimResponse:
+        urn = USER_URN if resource_type == "User" else GROUP_URN
+        query, projection = self._query(params, resource_type, urn)
+        find = self.backend.find_users if resource_type == "User" else self.backend.find_groups
+        page = find(query)
+        return self._list_response(
+            request, resource_type, query, projection, page.total_results, page.resources
+        )
+
+    def _get_user(self, request: ScimRequest, user_id: str) -> ScimResponse:
+        projection = parse_projection(request.query, USER_URN)
+        user = self.backend.get_user(user_id, projection.top_level())
+        if user is None:
+            raise NotFound(f"User {user_id} not found.")
+        return self._resource_response(200, user, "User", request, projection)
+
+    def _create_user(self, request: ScimRequest, _: str) -> ScimResponse:
+        user, password = self._load_user(self._object_body(request))
+        created = self.backend.create_user(user, password)
+        self._audit(request, "create", "User", created["id"], 201)
+        return self._resource_response(201, created, "User", request)
+
+    def _replace_user(self, request: ScimRequest, user_id: str) -> ScimResponse:
+        desired, password = self._load_user(self._object_body(request))
+        current = self._user_or_404(user_id)
+        _check_version(request, current)
+        desired["id"] = current["id"]
+        return self._write_user(request, "replace", current, desired, password)
+
+    def _patch_user(self, request: ScimRequest, user_id: str) -> ScimResponse:
+        operations = self._operations(request)
+        current = self._user_or_404(user_id)
+        _check_version(request, current)
+        patched, changed = apply_patch(current, operations, "User")
+        if not changed:
+            return self._resource_response(200, current, "User", request)
+        desired = validate_user(patched)
+        password = desired.pop("password", None)
+        if desired.get("userName") != current.get("userName"):
+            desired["userName"] = self.normalize(desired["userName"])
+        secret = Secret(password) if password is not None else None
+        return self._write_user(request, "patch", current, desired, secret)
+
+    def _write_user(
+        self,
+        request: ScimRequest,
+        action: str,
+        current: Resource,
+        desired: Resource,
+        password: Secret | None,
+    ) -> ScimResponse:
+        if password is None and _comparable(desired) == _comparable(current):
+            return self._resource_response(200, current, "User", request)
+        updated = self.backend.update_user(current["id"], current, desired, password)
+        self._audit(request, action, "User", current["id"], 200)
+        return self._resource_response(200, updated, "User", request)
+
+    def _delete_user(self, request: ScimRequest, user_id: str) -> ScimResponse:
+        if request.if_match:
+            _check_version(request, self._user_or_404(user_id))
+        if not self.backend.delete_user(user_id):
+            raise NotFound(f"User {user_id} not found.")
+        self._audit(request, "delete", "User", user_id, 204)
+        return ScimResponse(204)
+
+    # ------------------------------------------------------------------ groups
+
+    def _list_groups(self, request: ScimRequest, _: str) -> ScimResponse:
+        return self._list(request, request.query, "Group")
+
+    def _search_groups(self, request: ScimRequest, _: str) -> ScimResponse:
+        return self._list(request, _search_params(self._object_body(request)), "Group")
+
+    def _group_or_404(self, group_id: str, projection: Projection) -> Resource:
+        group = self.backend.get_group(group_id, members=projection.wants("members"))
+        if group is None:
+            raise NotFound(f"Group {group_id} not found.")
+        return group
+
+    def _get_group(self, request: ScimRequest, group_id: str) -> ScimResponse:
+        projection = parse_projection(request.query, GROUP_URN)
+        group = self._group_or_404(group_id, projection)
+        return self._resource_response(200, group, "Group", request, projection)
+
+    def _create_group(self, request: ScimRequest, _: str) -> ScimResponse:
+        body = self._object_body(request)
+        writable = {k: v for k, v in body.items() if k.lower() not in _READ_ONLY_KEYS}
+        folded, _ = apply_patch({}, [{"op": "add", "value": writable}], "Group")
+        group = validate_group(folded)
+        group["members"] = [{"value": m["value"]} for m in group.get("members") or ()]
+        created = self.backend.create_group(group)
+        self._audit(request, "create", "Group", created["id"], 201)
+        return self._resource_response(201, created, "Group", request)
+
+    def _patch_group(self, request: ScimRequest, group_id: str) -> ScimResponse:
+        operations = self._operations(request)
+        projection = parse_projection(request.query, GROUP_URN)
+        plan = _MembershipPlan.from_operations(operations, group_id)
+        if request.if_match:
+            _check_version(request, self._group_or_404(group_id, Projection(include={"id"})))
+        add, remove = plan.add, plan.remove
+        if plan.replace is not None:
+            current = self._group_or_404(group_id, Projection())
+            present = {m["value"] for m in current.get("members") or ()}
+            add = [*add, *(v for v in plan.replace if v not in present)]
+            remove = [*remove, *(v for v in present if v not in plan.replace)]
+        if add or remove:
+            if not self.backend.change_members(group_id, add=add, remove=remove):
+                raise NotFound(f"Group {group_id} not found.")
+            self._audit(request, "patch", "Group", group_id, 200)
+        group = self._group_or_404(group_id, projection)
+        return self._resource_response(200, group, "Group", request, projection)
+
+    # ------------------------------------------------------------------ audit
+
+    def _audit(
+        self, request: ScimRequest, action: str, resource_type: str, ident: str, status: int
+    ) -> None:
+        audit_log.info(
+            "%s %s %s",
+            action,
+            resource_type,
+            ident,
+            extra={
+                "audit": {
+                    "who": request.principal,
+                    "action": action,
+                    "resourceType": resource_type,
+                    "id": ident,
+                    "status": status,
+                }
+            },
+        )
+
+    # ------------------------------------------------------------------ health
+
+    def check_ready(self) -> None:
+        """Raise :class:`~scim_core.errors.DirectoryUnavailable` unless the backend answers."""
+        self.backend.check_ready()
+
+
+@dataclass
+class _MembershipPlan:
+    """What a group PATCH asks for, as value-by-value member changes (never the whole list)."""
+
+    add: list[str] = field(default_factory=list)
+    remove: list[str] = field(default_factory=list)
+    replace: list[str] | None = None
+
+    @classmethod
+    def from_operations(
+        cls, operations: Sequence[Mapping[str, Any]], group_id: str
+    ) -> _MembershipPlan:
+        plan = cls()
+        for operation in operations:
+            op = str(operation.get("op", "")).lower()
+            if op not in {"add", "remove", "replace"}:
+                raise InvalidSyntax(f"Unknown PATCH op {operation.get('op')!r}.")
+            path = operation.get("path")
+            value = operation.get("value")
+            if path is None:
+                if op == "remove":
+                    raise InvalidPath("A remove operation needs a path.")
+                if not isinstance(value, dict):
+                    raise InvalidSyntax("A PATCH operation without a path needs an object value.")
+                for key, item in value.items():
+                    plan._apply(op, key, None, item, group_id)
+                continue
+            if not isinstance(path, str):
+                raise InvalidPath("The PATCH path must be a string.")
+            parsed = parse_path(path)
+            plan._apply(op, parsed.attr.attr, parsed.value_filter, value, group_id)
+        return plan
+
+    def _apply(
+        self, op: str, attribute: str, value_filter: Filter | None, value: Any, group_id: str
+    ) -> None:
+        name = attribute.lower().removeprefix(GROUP_URN.lower() + ":")
+        if name in {"id", "schemas", "meta", "externalid"}:
+            return
+        if name == "displayname":
+            if op == "remove" or not isinstance(value, str) or value.casefold() != group_id.casefold():
+                raise Mutability(
+                    "displayName is the group's id (its cn) and cannot change through SCIM."
+                )
+            return
+        if name != "members":
+            raise InvalidPath(f"Groups have no writable attribute {attribute!r}.")
+        if value_filter is not None:
+            if op != "remove":
+                raise InvalidPath("Only remove takes a members[...] filter.")
+            self._drop(_member_ids_in_filter(value_filter))
+            return
+        ids = _member_ids(value)
+        if op == "add":
+            self._add(ids)
+        elif op == "remove" and value is None:
+            self.replace, self.add, self.remove = [], [], []
+        elif op == "remove":
+            self._drop(ids)
+        else:
+            self.replace, self.add, self.remove = list(dict.fromkeys(ids)), [], []
+
+    def _add(self, ids: Sequence[str]) -> None:
+        if self.replace is not None:
+            self.replace += [i for i in ids if i not in self.replace]
+            return
+        self.remove = [i for i in self.remove if i not in ids]
+        self.add += [i for i in ids if i not in self.add]
+
+    def _drop(self, ids: Sequence[str]) -> None:
+        if self.replace is not None:
+            self.replace = [i for i in self.replace if i not in ids]
+            return
+        self.add = [i for i in self.add if i not in ids]
+        self.remove += [i for i in ids if i not in self.remove]
+
+
+def _member_ids(value: Any) -> list[str]:
+    items = value if isinstance(value, list) else [value]
+    ids: list[str] = []
+    for item in items:
+        member = item.get("value") if isinstance(item, dict) else item
+        if not isinstance(member, str) or not member:
+            raise InvalidValue("Each member needs a non-empty string value (a user id).")
+        ids.append(member)
+    return ids
+
+
+def _member_ids_in_filter(node: Filter) -> list[str]:
+    """``members[value eq "a" or value eq "b"]`` -> ``["a", "b"]``; other forms are refused."""
+    if isinstance(node, Or):
+        return _member_ids_in_filter(node.left) + _member_ids_in_filter(node.right)
+    if (
+        isinstance(node, Compare)
+        and node.op == "eq"
+        and node.path.attr.lower() == "value"
+        and node.path.sub_attr is None
+        and isinstance(node.value, str)
+    ):
+        return [node.value]
+    raise InvalidPath('A members filter must be of the form members[value eq "id"].')
+
+
+def _comparable(resource: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in resource.items() if k != "meta"}
+
+
+def _check_version(request: ScimRequest, resource: Mapping[str, Any]) -> None:
+    """RFC 7644 §3.14: ``If-Match`` must name the current version (or ``*``)."""
+    if not request.if_match:
+        return
+    wanted = {tag.strip() for tag in request.if_match.split(",")}
+    version = resource.get("meta", {}).get("version")
+    if "*" in wanted or version in wanted:
+        return
+    raise PreconditionFailed("The resource has changed since the version in If-Match.")
+
+
+def _search_params(body: Mapping[str, Any]) -> dict[str, str]:
+    """RFC 7644 §3.4.3: a SearchRequest body as the equivalent query parameters."""
+    params: dict[str, str] = {}
+    for key in ("filter", "startIndex", "count"):
+        if body.get(key) is not None:
+            params[key] = str(body[key])
+    for key in ("attributes", "excludedAttributes"):
+        value = body.get(key)
+        if isinstance(value, list):
+            params[key] = ",".join(str(v) for v in value)
+        elif isinstance(value, str):
+            params[key] = value
+    return params
+
+
+def _listing_or_one(items: Sequence[dict[str, Any]], ident: str, kind: str) -> ScimResponse:
+    if ident:
+        for item in items:
+            if item["id"] == ident:
+                return ScimResponse(200, item, {"Content-Type": SCIM_MEDIA_TYPE})
+        raise NotFound(f"No {kind} {ident}.")
+    body = {
+        "schemas": [LIST_RESPONSE_URN],
+        "totalResults": len(items),
+        "startIndex": 1,
+        "itemsPerPage": len(items),
+        "Resources": copy.deepcopy(list(items)),
+    }
+    return ScimResponse(200, body, {"Content-Type": SCIM_MEDIA_TYPE})
+
+
+def error_response(error: ScimError) -> ScimResponse:
+    """Render any :class:`ScimError` as its RFC 7644 §3.12 response."""
+    headers = {"Content-Type": SCIM_MEDIA_TYPE, **error.headers}
+    return ScimResponse(error.status, error.to_body(), headers)
+
+
+_GROUP_WRITES_DETAIL = (
+    "Group replacement and deletion are managed in the directory, not through SCIM; "
+    "use PATCH to change membership."
+)
+
+_RESOURCE_TYPES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "User": ("Users", (USER_URN, "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User")),
+    "Group": ("Groups", (GROUP_URN,)),
+}
+
+_ROUTES: dict[tuple[str, bool], _Route] = {
+    ("serviceproviderconfig", False): _Route({"GET": ScimService._service_provider_config}),
+    ("resourcetypes", False): _Route({"GET": ScimService._resource_types}),
+    ("resourcetypes", True): _Route({"GET": ScimService._resource_types}),
+    ("schemas", False): _Route({"GET": ScimService._schemas}),
+    ("schemas", True): _Route({"GET": ScimService._schemas}),
+    ("users", False): _Route({"GET": ScimService._list_users, "POST": ScimService._create_user}),
+    ("users/.search", False): _Route({"POST": ScimService._search_users}),
+    ("users", True): _Route(
+        {
+            "GET": ScimService._get_user,
+            "PUT": ScimService._replace_user,
+            "PATCH": ScimService._patch_user,
+            "DELETE": ScimService._delete_user,
+        }
+    ),
+    ("groups", False): _Route(
+        {"GET": ScimService._list_groups, "POST": ScimService._create_group}
+    ),
+    ("groups/.search", False): _Route({"POST": ScimService._search_groups}),
+    ("groups", True): _Route(
+        {"GET": ScimService._get_group, "PATCH": ScimService._patch_group},
+        by_design_unsupported=frozenset({"PUT", "DELETE"}),
+    ),
+}

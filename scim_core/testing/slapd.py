@@ -1,0 +1,766 @@
+"""A throwaway OpenLDAP ``slapd`` for tests, ``make run`` and benchmarks.
+
+This module owns the development directory server: it writes a ``slapd.conf`` into a temporary
+folder, starts ``slapd`` as a child process listening on ``127.0.0.1`` only, seeds it with the
+LDIF files of ``examples/slapd/`` and stops it again. It uses the standard library and the
+OpenLDAP binaries (``slapd``, ``slapadd``, ``ldapadd``) only; ldap3 is not imported.
+
+The server mirrors what the SCIM service expects of a production OpenLDAP (see DESIGN.md §4):
+
+* ``ppolicy`` with a default policy that has ``pwdLockout: TRUE``, so the administrative lock
+  value ``pwdAccountLockedTime: 000001010000Z`` refuses every bind of the entry. In OpenLDAP
+  2.5 ``pwdAccountLockedTime`` is *not* NO-USER-MODIFICATION: the service account sets and
+  removes it with a plain modify (no control), given ``write`` access, which the ACLs grant
+  under the people subtree.
+* ``ppolicy_hash_cleartext`` + ``password-hash {SSHA}``: cleartext passwords are stored hashed;
+* ``memberof`` (groupOfNames/member -> memberOf), ``refint`` (member, manager; an emptied
+  group keeps the placeholder entry as its member), ``unique`` (uid under the people base);
+* ``sssvlv`` (server-side sort, RFC 2891, and VLV), sized for several workers;
+* ``syncprov`` (loaded and active, so an instance can serve as a replication provider);
+* a service account that is not the rootdn, with unlimited size and time limits (without them a
+  paged search, RFC 2696, silently stops at the global size limit).
+
+Typical use::
+
+    with SlapdInstance() as slapd:
+        connect(slapd.url, slapd.service_dn, slapd.service_password)
+
+Run ``python -m scim_core.testing.slapd --directory D --port P`` to keep one in the foreground;
+it prints ``LDAP_*=value`` lines and stops on SIGINT/SIGTERM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import base64
+import hashlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import weakref
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from types import FrameType, TracebackType
+
+__all__ = [
+    "ADMIN_PASSWORD",
+    "BASE_DN",
+    "SERVICE_PASSWORD",
+    "SlapdError",
+    "SlapdInstance",
+    "SlapdNotFoundError",
+    "find_free_port",
+    "main",
+    "slapadd",
+    "ssha_hash",
+]
+
+#: Suffix of the development directory.
+BASE_DN = "dc=example,dc=org"
+#: Password of the rootdn ``cn=admin,<base>`` (development only).
+ADMIN_PASSWORD = "admin-dev-password"
+#: Password of the service account, as hashed in ``examples/slapd/00-base.ldif``.
+SERVICE_PASSWORD = "scim-dev-password"
+
+_HOST = "127.0.0.1"
+_INSTALL_HINT = "install OpenLDAP with `apt-get install slapd ldap-utils`"
+_BINARY_DIRS = ("/usr/sbin", "/usr/bin", "/usr/local/sbin", "/usr/local/bin", "/usr/libexec")
+_MODULE_DIRS = ("/usr/lib/ldap", "/usr/lib/openldap", "/usr/libexec/openldap",
+                "/usr/local/libexec/openldap", "/usr/lib64/openldap")
+_SCHEMA_DIRS = ("/etc/ldap/schema", "/etc/openldap/schema", "/usr/local/etc/openldap/schema")
+_SCHEMAS = ("core", "cosine", "inetorgperson", "nis")
+_MODULES = ("back_mdb", "ppolicy", "memberof", "refint", "unique", "sssvlv", "syncprov")
+_INDEXES = (
+    ("objectClass", "eq"),
+    ("uid", "eq"),
+    ("mail", "eq"),
+    ("cn", "eq"),
+    ("member", "eq"),
+    ("memberOf", "eq"),
+    ("manager", "eq"),
+    ("entryUUID", "eq"),
+    ("entryCSN", "eq"),
+    ("pwdAccountLockedTime", "eq,pres"),
+    ("scimExternalId", "eq"),
+)
+_START_TIMEOUT = 15.0
+_STOP_TIMEOUT = 10.0
+_SEEDED_MARKER = ".seeded"
+# An anonymous simple BindRequest, message id 1 (RFC 4511 §4.2), BER-encoded.
+_ANONYMOUS_BIND = bytes.fromhex("300c020101600702010304008000")
+
+_running: weakref.WeakSet[SlapdInstance] = weakref.WeakSet()
+
+
+class SlapdError(RuntimeError):
+    """The throwaway slapd could not be configured, started, seeded or stopped."""
+
+
+class SlapdNotFoundError(SlapdError):
+    """An OpenLDAP binary, module folder or schema folder is missing on this machine."""
+
+
+def ssha_hash(password: str, salt: bytes | None = None) -> str:
+    """Hash ``password`` the way ``slappasswd -h {SSHA}`` does.
+
+    :param password: the cleartext password.
+    :param salt: 8 salt bytes; random when omitted.
+    :returns: ``{SSHA}`` followed by base64(SHA-1(password + salt) + salt).
+    """
+    salt = os.urandom(8) if salt is None else salt
+    digest = hashlib.sha1(password.encode("utf-8") + salt).digest()
+    return "{SSHA}" + base64.b64encode(digest + salt).decode("ascii")
+
+
+def find_free_port(host: str = _HOST) -> int:
+    """Return a TCP port on ``host`` that is free right now.
+
+    :param host: the address to probe.
+    :returns: a port number the kernel just handed out (it may be taken again before use).
+    """
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _find_binary(name: str) -> str:
+    """Locate an OpenLDAP binary on ``PATH`` or in the usual system folders."""
+    found = shutil.which(name)
+    if found:
+        return found
+    for folder in _BINARY_DIRS:
+        candidate = Path(folder, name)
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    raise SlapdNotFoundError(f"{name} not found: {_INSTALL_HINT}")
+
+
+def _find_dir(candidates: Iterable[str], probe: str, what: str) -> Path:
+    """Return the first folder of ``candidates`` holding the file ``probe``."""
+    for folder in candidates:
+        if Path(folder, probe).is_file():
+            return Path(folder)
+    raise SlapdNotFoundError(f"OpenLDAP {what} folder not found (looked for {probe}): "
+                             f"{_INSTALL_HINT}")
+
+
+def _examples_dir() -> Path:
+    """Find ``examples/slapd`` of the repository (source tree first, then the working folder)."""
+    candidates = (
+        Path(__file__).resolve().parents[2] / "examples" / "slapd",
+        Path.cwd() / "examples" / "slapd",
+    )
+    for candidate in candidates:
+        if (candidate / "scim.schema").is_file():
+            return candidate
+    raise SlapdError("examples/slapd/scim.schema not found; run from the repository root or "
+                     "pass examples_dir=")
+
+
+def _ber_element(data: bytes, pos: int) -> tuple[int, int, int]:
+    """Decode the BER header at ``pos``: return (tag, start of value, end of value)."""
+    tag = data[pos]
+    length = data[pos + 1]
+    pos += 2
+    if length & 0x80:
+        size = length & 0x7F
+        length = int.from_bytes(data[pos:pos + size], "big")
+        pos += size
+    if pos + length > len(data):
+        raise ValueError("truncated BER element")
+    return tag, pos, pos + length
+
+
+def _answers_ldap(port: int, timeout: float = 1.0) -> bool:
+    """Return True when an LDAP server on ``127.0.0.1:port`` accepts an anonymous bind."""
+    try:
+        with socket.create_connection((_HOST, port), timeout=timeout) as sock:
+            sock.sendall(_ANONYMOUS_BIND)
+            data = b""
+            while len(data) < 14:
+                chunk = sock.recv(256)
+                if not chunk:
+                    break
+                data += chunk
+    except OSError:
+        return False
+    try:
+        tag, pos, _ = _ber_element(data, 0)  # LDAPMessage SEQUENCE
+        _, _, pos = _ber_element(data, pos)  # messageID INTEGER
+        op, pos, _ = _ber_element(data, pos)  # [APPLICATION 1] BindResponse
+        code_tag, code_start, _ = _ber_element(data, pos)  # resultCode ENUMERATED
+    except (IndexError, ValueError):
+        return False
+    return tag == 0x30 and op == 0x61 and code_tag == 0x0A and data[code_start] == 0
+
+
+def _tail(path: Path, lines: int = 40) -> str:
+    """Return the last ``lines`` lines of a log file, or a note that it is empty."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return "(no log)"
+    return "\n".join(text.splitlines()[-lines:]) or "(empty log)"
+
+
+@atexit.register
+def _stop_leftovers() -> None:
+    """Stop every instance still running when the interpreter exits."""
+    for instance in list(_running):
+        instance.stop()
+
+
+class SlapdInstance:
+    """One throwaway ``slapd`` process with its configuration and data in a folder.
+
+    The instance is a context manager: entering starts it, leaving stops it and removes the
+    folder when the instance created it. :meth:`stop` keeps the data, so :meth:`start` (or
+    :meth:`restart`) brings the same directory back on the same port.
+
+    :param directory: folder for the configuration, the database and the log; a fresh temporary
+        folder (removed by :meth:`close`) when omitted. An existing seeded folder is reused.
+    :param port: TCP port on 127.0.0.1; a free one when omitted.
+    :param seed: load the seed LDIF files on the first start.
+    :param seed_files: LDIF files to load instead of ``examples/slapd/*.ldif`` (sorted by name).
+    :param examples_dir: folder holding ``scim.schema`` and the seed LDIF files.
+    :param base_dn: the database suffix; the seed files assume the default.
+    :param admin_password: password of the rootdn.
+    :param sizelimit: the global size limit (``None``: unlimited); OpenLDAP's default is 500.
+    :param sssvlv_max: concurrent sort/VLV requests server-wide (``sssvlv-max``).
+    :param sssvlv_maxperconn: concurrent sort/VLV requests per connection.
+    :param maxsize: LMDB map size in bytes.
+    :param durable: fsync every write; off by default (a killed slapd still loses nothing,
+        only a machine crash would).
+    :param server_id: ``serverID`` for multi-provider replication (1-4095).
+    :param peers: LDAP URLs of replication peers; each becomes a ``syncrepl`` consumer
+        (bound as the rootdn, which must share ``admin_password``) with ``multiprovider on``.
+    """
+
+    def __init__(
+        self,
+        directory: Path | str | None = None,
+        port: int | None = None,
+        *,
+        seed: bool = True,
+        seed_files: Sequence[Path | str] | None = None,
+        examples_dir: Path | str | None = None,
+        base_dn: str = BASE_DN,
+        admin_password: str = ADMIN_PASSWORD,
+        sizelimit: int | None = 500,
+        sssvlv_max: int = 64,
+        sssvlv_maxperconn: int = 8,
+        maxsize: int = 1 << 30,
+        durable: bool = False,
+        server_id: int | None = None,
+        peers: Sequence[str] = (),
+    ) -> None:
+        self._owns_directory = directory is None
+        self._directory = Path(tempfile.mkdtemp(prefix="scim-slapd-")) if directory is None \
+            else Path(directory).resolve()
+        self._auto_port = port is None
+        self._port = find_free_port() if port is None else port
+        self._seed = seed
+        self._seed_files = None if seed_files is None else [Path(p) for p in seed_files]
+        self._examples_dir = None if examples_dir is None else Path(examples_dir)
+        self._base_dn = base_dn
+        self._admin_password = admin_password
+        self._sizelimit = sizelimit
+        self._sssvlv_max = sssvlv_max
+        self._sssvlv_maxperconn = sssvlv_maxperconn
+        self._maxsize = maxsize
+        self._durable = durable
+        self._server_id = server_id
+        self._peers = tuple(peers)
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._log: Path = self._directory / "slapd.log"
+        self._started_once = False
+
+    # -- identity ---------------------------------------------------------------------------
+
+    @property
+    def host(self) -> str:
+        """The loopback address slapd listens on (always 127.0.0.1)."""
+        return _HOST
+
+    @property
+    def port(self) -> int:
+        """The TCP port slapd listens on."""
+        return self._port
+
+    @property
+    def url(self) -> str:
+        """The LDAP URL, ``ldap://127.0.0.1:PORT``."""
+        return f"ldap://{_HOST}:{self._port}"
+
+    @property
+    def directory(self) -> Path:
+        """The folder with ``slapd.conf``, ``data/`` and ``slapd.log``."""
+        return self._directory
+
+    @property
+    def config_file(self) -> Path:
+        """The generated ``slapd.conf``."""
+        return self._directory / "slapd.conf"
+
+    @property
+    def log_file(self) -> Path:
+        """slapd's standard error, appended across starts."""
+        return self._log
+
+    @property
+    def base_dn(self) -> str:
+        """The database suffix."""
+        return self._base_dn
+
+    @property
+    def users_base(self) -> str:
+        """Where SCIM users live (``ou=people``)."""
+        return f"ou=people,{self._base_dn}"
+
+    @property
+    def groups_base(self) -> str:
+        """Where SCIM groups live (``ou=groups``)."""
+        return f"ou=groups,{self._base_dn}"
+
+    @property
+    def services_base(self) -> str:
+        """Where the service account and the placeholder live (``ou=services``)."""
+        return f"ou=services,{self._base_dn}"
+
+    @property
+    def admin_dn(self) -> str:
+        """The rootdn (bypasses ACLs and limits; for fixtures, not for the application)."""
+        return f"cn=admin,{self._base_dn}"
+
+    @property
+    def admin_password(self) -> str:
+        """Password of the rootdn."""
+        return self._admin_password
+
+    @property
+    def service_dn(self) -> str:
+        """The SCIM service's own account: writes people and groups only."""
+        return f"cn=scim,{self.services_base}"
+
+    @property
+    def service_password(self) -> str:
+        """Password of the service account (as seeded by ``00-base.ldif``)."""
+        return SERVICE_PASSWORD
+
+    @property
+    def placeholder_dn(self) -> str:
+        """The entry an empty groupOfNames holds as its only member."""
+        return f"cn=placeholder,{self.services_base}"
+
+    @property
+    def policy_dn(self) -> str:
+        """The default password policy entry (``ppolicy_default``)."""
+        return f"cn=default,ou=policies,{self._base_dn}"
+
+    @property
+    def pid(self) -> int | None:
+        """The process id of the running slapd, or None when stopped."""
+        return self._proc.pid if self.running and self._proc is not None else None
+
+    @property
+    def running(self) -> bool:
+        """Whether the slapd started by this instance is still alive."""
+        return self._proc is not None and self._proc.poll() is None
+
+    def environment(self) -> dict[str, str]:
+        """Return the ``LDAP_*`` settings printed by :func:`main`, in print order."""
+        return {
+            "LDAP_URL": self.url,
+            "LDAP_USERS_BASE": self.users_base,
+            "LDAP_GROUPS_BASE": self.groups_base,
+            "LDAP_ADMIN_DN": self.admin_dn,
+            "LDAP_ADMIN_PASSWORD": self.admin_password,
+            "LDAP_SERVICE_DN": self.service_dn,
+            "LDAP_SERVICE_PASSWORD": self.service_password,
+            "LDAP_PLACEHOLDER_DN": self.placeholder_dn,
+        }
+
+    # -- life cycle -------------------------------------------------------------------------
+
+    def __enter__(self) -> SlapdInstance:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = f"pid={self.pid}" if self.running else "stopped"
+        return f"<SlapdInstance {self.url} {state} {self._directory}>"
+
+    def start(self) -> SlapdInstance:
+        """Write the configuration, start slapd, wait until it answers, seed it once.
+
+        Does nothing when already running. The first start of an unseeded folder loads the
+        seed files as the rootdn over LDAP (so overlays such as memberof and ppolicy apply).
+
+        :returns: this instance.
+        :raises SlapdNotFoundError: when OpenLDAP is not installed.
+        :raises SlapdError: when slapd exits or does not answer within 15 s (the message ends
+            with the tail of its log), or when seeding fails.
+        """
+        if self.running:
+            return self
+        slapd = _find_binary("slapd")
+        self._write_config()
+        attempts = 3 if self._auto_port and not self._started_once else 1
+        for attempt in range(attempts):
+            try:
+                self._launch(slapd)
+                break
+            except SlapdError:
+                if attempt + 1 == attempts or "already in use" not in _tail(self._log):
+                    raise
+                self._port = find_free_port()
+        self._started_once = True
+        marker = self._directory / _SEEDED_MARKER
+        if not marker.exists():
+            try:
+                if self._seed:
+                    for ldif in self._seed_paths():
+                        self.ldapadd(ldif)
+            except BaseException:
+                self.stop()
+                raise
+            marker.touch()
+        return self
+
+    def stop(self, timeout: float = _STOP_TIMEOUT) -> None:
+        """Stop slapd with SIGTERM (SIGKILL after ``timeout`` seconds); keep the data.
+
+        :param timeout: seconds to wait for a clean shutdown.
+        """
+        proc = self._proc
+        if proc is None:
+            return
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        self._proc = None
+        _running.discard(self)
+
+    def kill(self) -> None:
+        """Kill slapd with SIGKILL (fault tests); :meth:`start` recovers the same data."""
+        proc = self._proc
+        if proc is None:
+            return
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        self._proc = None
+        _running.discard(self)
+
+    def restart(self) -> SlapdInstance:
+        """Stop, then start again on the same port with the same data.
+
+        :returns: this instance.
+        """
+        self.stop()
+        return self.start()
+
+    def close(self) -> None:
+        """Stop slapd and remove the folder when this instance created it."""
+        self.stop()
+        if self._owns_directory:
+            shutil.rmtree(self._directory, ignore_errors=True)
+
+    # -- data -------------------------------------------------------------------------------
+
+    def ldapadd(self, ldif: Path | str) -> None:
+        """Add the entries of an LDIF file over LDAP as the rootdn (slapd must be running).
+
+        :param ldif: the LDIF file.
+        :raises SlapdError: when ``ldapadd`` fails; the message carries its output.
+        """
+        password_file = self._directory / "admin.pw"
+        command = [_find_binary("ldapadd"), "-x", "-H", self.url, "-D", self.admin_dn,
+                   "-y", str(password_file), "-f", str(ldif)]
+        self._run(command, f"ldapadd {ldif}")
+
+    def _seed_paths(self) -> list[Path]:
+        """Return the LDIF files of the first start."""
+        if self._seed_files is not None:
+            return self._seed_files
+        return sorted(self._examples().glob("*.ldif"), key=lambda p: p.name)
+
+    def _examples(self) -> Path:
+        return self._examples_dir if self._examples_dir is not None else _examples_dir()
+
+    def _run(self, command: Sequence[str], what: str) -> None:
+        """Run an OpenLDAP tool quietly; raise :class:`SlapdError` with its output on failure."""
+        env = dict(os.environ, LDAPNOINIT="1")
+        result = subprocess.run(command, capture_output=True, env=env, check=False,
+                                stdin=subprocess.DEVNULL)
+        if result.returncode != 0:
+            output = (result.stdout + result.stderr).decode("utf-8", "replace").strip()
+            raise SlapdError(f"{what} failed (exit {result.returncode}):\n{output}")
+
+    # -- process ----------------------------------------------------------------------------
+
+    def _launch(self, slapd: str) -> None:
+        """Start the slapd process and wait until it answers an anonymous bind."""
+        with self._log.open("ab") as log:
+            log.write(f"--- {time.strftime('%Y-%m-%dT%H:%M:%S')} start on {self.url}\n"
+                      .encode())
+            log.flush()
+            proc = subprocess.Popen(
+                [slapd, "-d", "0", "-h", f"{self.url}/", "-f", str(self.config_file)],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                start_new_session=True,  # a terminal's Ctrl-C reaches us, not slapd
+            )
+        self._proc = proc
+        _running.add(self)
+        deadline = time.monotonic() + _START_TIMEOUT
+        while True:
+            if proc.poll() is not None:
+                self._proc = None
+                _running.discard(self)
+                raise SlapdError(f"slapd exited with status {proc.returncode} on {self.url}; "
+                                 f"log {self._log}:\n{_tail(self._log)}")
+            if _answers_ldap(self._port, timeout=0.5):
+                return
+            if time.monotonic() > deadline:
+                self.kill()
+                raise SlapdError(f"slapd did not answer on {self.url} within "
+                                 f"{_START_TIMEOUT:.0f} s; log {self._log}:\n{_tail(self._log)}")
+            time.sleep(0.01)
+
+    # -- configuration ----------------------------------------------------------------------
+
+    def _write_config(self) -> None:
+        """Write ``slapd.conf`` and the rootdn password file into the folder."""
+        data = self._directory / "data"
+        data.mkdir(parents=True, exist_ok=True)
+        password_file = self._directory / "admin.pw"
+        password_file.write_text(self._admin_password, encoding="utf-8")
+        password_file.chmod(0o600)
+        self.config_file.write_text(self._render_config(), encoding="utf-8")
+        self.config_file.chmod(0o600)
+
+    def _render_config(self) -> str:
+        """Return the text of ``slapd.conf``."""
+        schema_dir = _find_dir(_SCHEMA_DIRS, "core.schema", "schema")
+        module_dir = _find_dir(_MODULE_DIRS, "back_mdb.la", "module")
+        scim_schema = self._examples() / "scim.schema"
+        service = f'dn.exact="{self.service_dn}"'
+        people, groups = self.users_base, self.groups_base
+        q = _quote
+        lines = [
+            "# Generated by scim_core.testing.slapd; rewritten on every start.",
+            *(f"include {q(schema_dir / f'{name}.schema')}" for name in _SCHEMAS),
+            f"include {q(scim_schema)}",
+            "",
+            f"modulepath {q(module_dir)}",
+            *(f"moduleload {name}" for name in _MODULES),
+            "",
+            f"pidfile {q(self._directory / 'slapd.pid')}",
+            f"argsfile {q(self._directory / 'slapd.args')}",
+            "password-hash {SSHA}",
+            f"sizelimit {'unlimited' if self._sizelimit is None else self._sizelimit}",
+            *([f"serverID {self._server_id}"] if self._server_id is not None else []),
+            "",
+            "# Frontend: the root DSE (controls, naming contexts) is public, the schema is for",
+            "# bound clients.",
+            'access to dn.base="" by * read',
+            'access to dn.base="cn=Subschema" by users read by * none',
+            "",
+            "database mdb",
+            f"suffix {q(self._base_dn)}",
+            f"rootdn {q(self.admin_dn)}",
+            f"rootpw {ssha_hash(self._admin_password)}",
+            f"directory {q(self._directory / 'data')}",
+            f"maxsize {self._maxsize}",
+            *([] if self._durable else ["dbnosync"]),
+            *(f"index {attribute} {kinds}" for attribute, kinds in _INDEXES),
+            f"limits {service} size=unlimited size.prtotal=unlimited time=unlimited",
+            "",
+            "# Passwords: the service account may set them under people; anyone may bind.",
+            f"access to dn.subtree={q(people)} attrs=userPassword",
+            f"  by {service} =w",
+            "  by anonymous auth",
+            "  by * none",
+            "access to attrs=userPassword",
+            "  by anonymous auth",
+            "  by * none",
+            "# The people and groups subtrees belong to the service account.",
+            *self._subtree_acl(people, service, self_read=True),
+            *self._subtree_acl(groups, service, self_read=False),
+            f"access to dn.base={q(self.placeholder_dn)}",
+            f"  by {service} read",
+            "  by * none",
+            f"access to dn.base={q(self.service_dn)}",
+            "  by self read",
+            "  by * none",
+            f"access to dn.base={q(self._base_dn)}",
+            f"  by {service} read",
+            "  by * none",
+            "access to *",
+            "  by * none",
+            *self._replication_config(),
+            "",
+            "overlay syncprov",
+            "syncprov-checkpoint 100 10",
+            "",
+            "overlay ppolicy",
+            f"ppolicy_default {q(self.policy_dn)}",
+            "ppolicy_hash_cleartext",
+            "",
+            "overlay memberof",
+            "memberof-group-oc groupOfNames",
+            "memberof-member-ad member",
+            "memberof-memberof-ad memberOf",
+            "memberof-refint TRUE",
+            "",
+            "overlay refint",
+            "refint_attributes member manager",
+            f"refint_nothing {q(self.placeholder_dn)}",
+            "",
+            "overlay unique",
+            f"unique_uri {q(f'ldap:///{people}?uid?sub')}",
+            "",
+            "overlay sssvlv",
+            f"sssvlv-max {self._sssvlv_max}",
+            f"sssvlv-maxperconn {self._sssvlv_maxperconn}",
+            "",
+        ]
+        return "\n".join(lines)
+
+    @staticmethod
+    def _subtree_acl(base: str, service: str, *, self_read: bool) -> list[str]:
+        """ACL giving the service account the entries below ``base`` and read on ``base``."""
+        q = _quote
+        return [
+            f"access to dn.base={q(base)} attrs=children",
+            f"  by {service} write",
+            "  by * none",
+            f"access to dn.base={q(base)}",
+            f"  by {service} read",
+            "  by * none",
+            f"access to dn.children={q(base)}",
+            f"  by {service} write",
+            *(["  by self read"] if self_read else []),
+            "  by * none",
+        ]
+
+    def _replication_config(self) -> list[str]:
+        """``syncrepl`` stanzas for multi-provider replication with :attr:`peers`."""
+        if not self._peers:
+            return []
+        lines = [""]
+        for number, peer in enumerate(self._peers, start=1):
+            lines += [
+                f"syncrepl rid={number:03d} provider={peer} type=refreshAndPersist",
+                f"  bindmethod=simple binddn={_quote_dn(self.admin_dn)}",
+                f"  credentials={self._admin_password}",
+                f"  searchbase={_quote_dn(self._base_dn)} retry=\"1 +\" timeout=3",
+            ]
+        lines.append("multiprovider on")
+        return lines
+
+
+def _quote(value: object) -> str:
+    """Quote a slapd.conf argument (paths and DNs may hold spaces)."""
+    text = str(value)
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _quote_dn(value: str) -> str:
+    """Quote a DN inside a ``syncrepl`` keyword argument."""
+    return '"' + value.replace('"', '\\"') + '"'
+
+
+def slapadd(instance: SlapdInstance, ldif_path: Path | str) -> None:
+    """Bulk-load an LDIF file offline: stop, ``slapadd -q``, start again.
+
+    Much faster than LDAP adds (benchmarks load 100,000 users this way), but overlays do not run:
+    ``userPassword`` values are stored as given (hash them with :func:`ssha_hash`) and
+    ``memberOf`` is not computed. Parents must exist (the seed is loaded on the first start,
+    which this function performs when needed).
+
+    :param instance: the instance to load; it is running afterwards.
+    :param ldif_path: the LDIF file.
+    :raises SlapdError: when ``slapadd`` fails; the message carries its output.
+    """
+    tool = _find_binary("slapadd")
+    instance.start()
+    instance.stop()
+    try:
+        instance._run([tool, "-f", str(instance.config_file), "-q", "-l", str(ldif_path)],
+                      f"slapadd {ldif_path}")
+    finally:
+        instance.start()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one slapd in the foreground until SIGINT or SIGTERM.
+
+    Prints ``LDAP_URL=...``, ``LDAP_USERS_BASE=...``, ``LDAP_GROUPS_BASE=...``,
+    ``LDAP_ADMIN_DN=...``, ``LDAP_ADMIN_PASSWORD=...``, ``LDAP_SERVICE_DN=...``,
+    ``LDAP_SERVICE_PASSWORD=...`` and ``LDAP_PLACEHOLDER_DN=...``, one per line, once slapd
+    answers.
+
+    :param argv: command-line arguments (``sys.argv[1:]`` when None).
+    :returns: 0 after a clean stop, 1 if slapd failed or died.
+    """
+    parser = argparse.ArgumentParser(
+        prog="python -m scim_core.testing.slapd",
+        description="Run a throwaway OpenLDAP slapd seeded with examples/slapd.")
+    parser.add_argument("--directory", type=Path, default=None,
+                        help="folder for config and data (kept); default: a temporary folder")
+    parser.add_argument("--port", type=int, default=None, help="port on 127.0.0.1")
+    parser.add_argument("--no-seed", dest="seed", action="store_false",
+                        help="do not load the seed LDIF files")
+    parser.add_argument("--seed-file", dest="seed_files", type=Path, action="append",
+                        default=None, help="LDIF to load instead of examples/slapd/*.ldif")
+    args = parser.parse_args(argv)
+
+    stopping = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stopping.set()
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    instance = SlapdInstance(args.directory, args.port, seed=args.seed,
+                             seed_files=args.seed_files)
+    try:
+        instance.start()
+        for name, value in instance.environment().items():
+            print(f"{name}={value}", flush=True)
+        while not stopping.wait(0.2):
+            if not instance.running:
+                print(f"slapd died; log {instance.log_file}:\n{_tail(instance.log_file)}",
+                      file=sys.stderr, flush=True)
+                return 1
+    except SlapdError as error:
+        print(f"error: {error}", file=sys.stderr, flush=True)
+        return 1
+    finally:
+        instance.close()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

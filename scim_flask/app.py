@@ -1,0 +1,213 @@
+"""The Flask adapter: ``flask.request`` -> :class:`ScimRequest`, :class:`ScimResponse` -> response.
+
+It holds no SCIM logic: authentication, logging and the conversion at the edge, nothing else.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from flask import Blueprint, Flask, Response, g, request
+from werkzeug.exceptions import HTTPException
+
+from scim_core.backend import Backend, load_backend
+from scim_core.errors import (
+    DirectoryUnavailable,
+    InternalError,
+    InvalidSyntax,
+    MethodNotAllowed,
+    NotFound,
+    PayloadTooLarge,
+    ScimError,
+    Unauthorized,
+    UnsupportedMediaType,
+)
+from scim_core.messages import SCIM_MEDIA_TYPE, ScimRequest, ScimResponse
+from scim_core.service import ScimService, error_response
+
+from scim_flask.logs import configure_logging
+from scim_flask.settings import AppSettings
+
+__all__ = ["create_app", "ScimExtension", "SCIM_PREFIX"]
+
+SCIM_PREFIX = "/scim/v2"
+EXTENSION_KEY = "scim"
+
+request_log = logging.getLogger("scim.request")
+log = logging.getLogger("scim.app")
+
+_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+_HTTP_ERRORS: dict[int, type[ScimError]] = {
+    404: NotFound,
+    405: MethodNotAllowed,
+    413: PayloadTooLarge,
+    415: UnsupportedMediaType,
+}
+
+
+def _to_flask(response: ScimResponse) -> Response:
+    flask_response = Response(response.body_bytes(), status=response.status)
+    for name, value in response.headers.items():
+        flask_response.headers[name] = value
+    if response.body is not None:
+        flask_response.headers["Content-Type"] = SCIM_MEDIA_TYPE
+    return flask_response
+
+
+def _error(error: ScimError) -> Response:
+    return _to_flask(error_response(error))
+
+
+class ScimExtension:
+    """Flask extension holding the service and settings in ``app.extensions["scim"]``."""
+
+    def __init__(
+        self,
+        app: Flask | None = None,
+        *,
+        settings: AppSettings | None = None,
+        backend: Backend | None = None,
+        url_prefix: str = SCIM_PREFIX,
+    ) -> None:
+        self._settings = settings
+        self._backend = backend
+        self.url_prefix = url_prefix
+        if app is not None:
+            self.init_app(app)
+
+    def init_app(self, app: Flask) -> None:
+        """Build the service, register the blueprint, handlers and health endpoints."""
+        settings = self._settings or AppSettings.from_environ(os.environ)
+        backend = self._backend or load_backend(settings.backend)(os.environ)
+        service = ScimService(backend, settings.service)
+        app.extensions[EXTENSION_KEY] = {"service": service, "settings": settings}
+        app.config.setdefault("MAX_CONTENT_LENGTH", settings.service.max_body_bytes)
+        app.register_blueprint(_blueprint(self.url_prefix), url_prefix=self.url_prefix)
+        _register_handlers(app, self.url_prefix)
+
+
+def _state() -> Mapping[str, Any]:
+    from flask import current_app
+
+    state: Mapping[str, Any] = current_app.extensions[EXTENSION_KEY]
+    return state
+
+
+def _blueprint(url_prefix: str) -> Blueprint:
+    blueprint = Blueprint("scim", __name__)
+
+    @blueprint.before_request
+    def authenticate() -> Response | None:
+        principal = _state()["settings"].tokens.identify(request.headers.get("Authorization"))
+        if principal is None:
+            return _error(Unauthorized())
+        g.scim_principal = principal
+        return None
+
+    @blueprint.route("/", defaults={"subpath": ""}, methods=_METHODS)
+    @blueprint.route("/<path:subpath>", methods=_METHODS)
+    def dispatch(subpath: str) -> Response:
+        body = request.get_data(cache=False)
+        scim_request = ScimRequest(
+            method=request.method,
+            path="/" + subpath,
+            query={k: request.args[k] for k in request.args},
+            body=body,
+            content_type=request.headers.get("Content-Type"),
+            if_match=request.headers.get("If-Match"),
+            base_url=request.host_url.rstrip("/") + request.script_root + url_prefix,
+            principal=g.scim_principal,
+        )
+        return _to_flask(_state()["service"].handle(scim_request))
+
+    return blueprint
+
+
+def _register_handlers(app: Flask, url_prefix: str) -> None:
+    @app.before_request
+    def start_timer() -> None:
+        g.scim_started = time.perf_counter()
+        g.scim_request_id = request.headers.get("X-Request-Id") or uuid.uuid4().hex
+
+    @app.after_request
+    def log_request(response: Response) -> Response:
+        response.headers["X-Request-Id"] = g.scim_request_id
+        request_log.info(
+            "%s %s %s",
+            request.method,
+            request.path,
+            response.status_code,
+            extra={
+                "request_id": g.scim_request_id,
+                "method": request.method,
+                "path": request.path,
+                "status": response.status_code,
+                "duration_ms": round((time.perf_counter() - g.scim_started) * 1000, 2),
+                "principal": g.get("scim_principal"),
+            },
+        )
+        return response
+
+    @app.errorhandler(404)
+    def not_found(_: HTTPException) -> Response:
+        return _error(NotFound(f"No endpoint at {request.path}."))
+
+    @app.errorhandler(405)
+    def not_allowed(_: HTTPException) -> Response:
+        return _error(MethodNotAllowed(f"{request.method} is not allowed on {request.path}."))
+
+    @app.errorhandler(413)
+    def too_large(_: HTTPException) -> Response:
+        limit = app.config["MAX_CONTENT_LENGTH"]
+        return _error(PayloadTooLarge(f"The request body is over the limit of {limit} bytes."))
+
+    @app.errorhandler(HTTPException)
+    def http_error(error: HTTPException) -> Response:
+        code = error.code or 500
+        kind = _HTTP_ERRORS.get(code, InvalidSyntax if code < 500 else InternalError)
+        return _error(kind(error.description or error.name))
+
+    @app.errorhandler(Exception)
+    def unexpected(error: Exception) -> Response:
+        log.error(
+            "unhandled %s", type(error).__name__, extra={"request_id": g.get("scim_request_id")}
+        )
+        return _error(InternalError(f"Internal error; request id {g.get('scim_request_id')}."))
+
+    @app.get("/healthz")
+    def healthz() -> Response:
+        return Response('{"status":"ok"}', 200, content_type="application/json")
+
+    @app.get("/readyz")
+    def readyz() -> Response:
+        try:
+            _state()["service"].check_ready()
+        except DirectoryUnavailable as error:
+            return _error(error)
+        return Response('{"status":"ready"}', 200, content_type="application/json")
+
+
+def create_app(
+    config: Mapping[str, Any] | None = None,
+    *,
+    settings: AppSettings | None = None,
+    backend: Backend | None = None,
+) -> Flask:
+    """Build the WSGI app: SCIM under ``/scim/v2``, ``/healthz`` and ``/readyz`` beside it.
+
+    :param config: Flask config overrides.
+    :param settings: the settings; read from ``SCIM_*`` environment variables when omitted.
+    :param backend: a ready backend; loaded by name from the settings when omitted.
+    :raises scim_core.config.ConfigError: naming a bad or missing setting.
+    """
+    settings = settings or AppSettings.from_environ(os.environ)
+    configure_logging(settings.log_level)
+    app = Flask("scim_flask")
+    app.config.update(config or {})
+    ScimExtension(app, settings=settings, backend=backend)
+    return app

@@ -1,0 +1,56 @@
+"""``scim-server``: validate the configuration, then serve the app under gunicorn."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from gunicorn.app.base import BaseApplication
+
+from scim_core.config import ConfigError
+
+from scim_flask.app import create_app
+from scim_flask.settings import AppSettings
+
+__all__ = ["main"]
+
+
+class _Server(BaseApplication):  # type: ignore[misc]
+    def __init__(self, options: dict[str, Any], config_file: str | None) -> None:
+        self._options = options
+        self._config_file = config_file
+        super().__init__()
+
+    def load_config(self) -> None:
+        if self._config_file:
+            self.load_config_from_file(self._config_file)
+        for key, value in self._options.items():
+            if value is not None:
+                self.cfg.set(key, value)
+
+    def load(self) -> Any:
+        return create_app()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the service; exit status 2 with one line on a configuration error."""
+    parser = argparse.ArgumentParser(prog="scim-server", description=__doc__)
+    parser.add_argument("--bind", default=None, help="address:port (default 127.0.0.1:8080)")
+    parser.add_argument("--workers", type=int, default=None, help="gunicorn worker processes")
+    parser.add_argument("--config", default=None, help="a gunicorn configuration file")
+    args = parser.parse_args(argv)
+    try:
+        AppSettings.from_environ(os.environ)
+    except ConfigError as error:
+        print(f"scim-server: configuration error: {error}", file=sys.stderr)
+        return 2
+    bind = args.bind or (None if args.config else "127.0.0.1:8080")
+    options = {"bind": bind, "workers": args.workers}
+    _Server(options, args.config).run()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,335 @@
+"""The throwaway slapd launcher against a real OpenLDAP: life cycle, ACLs, overlays, controls."""
+
+from __future__ import annotations
+
+import os
+import selectors
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+with warnings.catch_warnings():
+    # ldap3 2.9.1 imports names that pyasn1 0.6 deprecated (tagMap, typeMap): harmless here.
+    warnings.simplefilter("ignore", DeprecationWarning)
+    from ldap3 import BASE, MODIFY_ADD, MODIFY_DELETE, MODIFY_REPLACE, NONE, Connection, Server
+
+from scim_core.testing.slapd import SlapdInstance, find_free_port, slapadd
+
+REPO = Path(__file__).resolve().parents[2]
+LOCKED = "000001010000Z"  # ppolicy's administrative lock value (DESIGN.md §4)
+SORT_OID = "1.2.840.113556.1.4.473"  # RFC 2891 server-side sort request
+VLV_OID = "2.16.840.1.113730.3.4.9"  # draft-ietf-ldapext-ldapv3-vlv request
+INVALID_CREDENTIALS = 49
+INSUFFICIENT_ACCESS = 50
+CONSTRAINT_VIOLATION = 19
+
+
+def connect(instance: SlapdInstance, dn: str | None = None, password: str | None = None,
+            *, bind: bool = True) -> Connection:
+    """Open an ldap3 connection (bound when ``bind``; anonymous when ``dn`` is None)."""
+    server = Server(instance.url, get_info=NONE, connect_timeout=5)
+    conn = Connection(server, user=dn, password=password, receive_timeout=10)
+    if bind:
+        assert conn.bind(), conn.result
+    return conn
+
+
+def can_bind(instance: SlapdInstance, dn: str, password: str) -> bool:
+    """Return whether a simple bind as ``dn`` succeeds; only invalidCredentials counts as no."""
+    conn = connect(instance, dn, password, bind=False)
+    try:
+        if conn.bind():
+            return True
+        assert conn.result["result"] == INVALID_CREDENTIALS, conn.result
+        return False
+    finally:
+        conn.unbind()
+
+
+def person(uid: str, password: str | None = None) -> dict[str, object]:
+    """Attributes of a minimal inetOrgPerson."""
+    attributes: dict[str, object] = {
+        "objectClass": ["inetOrgPerson"], "uid": uid, "cn": f"Test {uid}", "sn": uid,
+        "givenName": "Test", "mail": f"{uid}@example.org",
+    }
+    if password is not None:
+        attributes["userPassword"] = password
+    return attributes
+
+
+def unique(prefix: str) -> str:
+    """A name no other test uses (the session slapd is shared)."""
+    return f"{prefix}-{uuid.uuid4().hex[:10]}"
+
+
+def process_gone(pid: int) -> bool:
+    """Return whether no process ``pid`` exists any more (zombies count as gone)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+    return state == "Z"
+
+
+def port_closed(port: int) -> bool:
+    """Return whether nothing accepts TCP connections on 127.0.0.1:port."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            return False
+    except OSError:
+        return True
+
+
+@pytest.fixture
+def service(slapd: SlapdInstance) -> Iterator[Connection]:
+    """A connection bound as the SCIM service account."""
+    conn = connect(slapd, slapd.service_dn, slapd.service_password)
+    yield conn
+    conn.unbind()
+
+
+@pytest.fixture
+def admin(slapd: SlapdInstance) -> Iterator[Connection]:
+    """A connection bound as the rootdn."""
+    conn = connect(slapd, slapd.admin_dn, slapd.admin_password)
+    yield conn
+    conn.unbind()
+
+
+def test_start_stop_leaves_no_process_and_closes_port(tmp_path: Path) -> None:
+    instance = SlapdInstance(tmp_path / "d", seed=False)
+    with instance:
+        pid = instance.pid
+        assert pid is not None and not process_gone(pid)
+        assert instance.url == f"ldap://127.0.0.1:{instance.port}"
+        assert not port_closed(instance.port)
+    assert instance.pid is None and not instance.running
+    assert process_gone(pid)
+    assert port_closed(instance.port)
+    assert (tmp_path / "d" / "slapd.conf").is_file()  # a given directory is kept
+
+
+def test_temporary_directory_is_removed_by_close() -> None:
+    with SlapdInstance(seed=False) as instance:
+        directory = instance.directory
+        assert directory.is_dir()
+    assert not directory.exists()
+
+
+def test_restart_and_kill_keep_port_and_data() -> None:
+    with SlapdInstance() as instance:
+        port, first_pid = instance.port, instance.pid
+        conn = connect(instance, instance.admin_dn, instance.admin_password)
+        dn = f"uid=persist,{instance.users_base}"
+        assert conn.add(dn, attributes=person("persist")), conn.result
+        conn.unbind()
+
+        instance.restart()
+        assert instance.port == port and instance.pid != first_pid
+        instance.kill()
+        assert first_pid is not None and process_gone(first_pid) and port_closed(port)
+        instance.start()
+        assert instance.port == port
+
+        conn = connect(instance, instance.admin_dn, instance.admin_password)
+        assert conn.search(dn, "(objectClass=*)", BASE, attributes=["uid"]), conn.result
+        assert conn.entries[0].uid.value == "persist"
+        # The seed is loaded once, not again on restart.
+        assert conn.search(instance.users_base, "(uid=alice)", attributes=["uid"])
+        assert len(conn.entries) == 1
+        conn.unbind()
+
+
+def test_service_account_writes_people_and_groups_only(
+    slapd: SlapdInstance, service: Connection
+) -> None:
+    uid = unique("acl")
+    user_dn = f"uid={uid},{slapd.users_base}"
+    group_dn = f"cn={uid},{slapd.groups_base}"
+    assert service.add(user_dn, attributes=person(uid)), service.result
+    assert service.modify(user_dn, {"mail": [(MODIFY_ADD, [f"{uid}@example.net"])]})
+    assert service.modify_dn(user_dn, f"uid={uid}-renamed"), service.result
+    user_dn = f"uid={uid}-renamed,{slapd.users_base}"
+    assert service.add(group_dn, attributes={"objectClass": ["groupOfNames"], "cn": uid,
+                                             "member": [slapd.placeholder_dn]}), service.result
+    assert service.search(slapd.placeholder_dn, "(objectClass=*)", BASE), service.result
+    assert service.search(slapd.users_base, f"(uid={uid}-renamed)",
+                          attributes=["entryUUID"]), service.result
+    assert service.entries[0].entryUUID.value
+
+    refused = [
+        service.modify(slapd.base_dn, {"description": [(MODIFY_REPLACE, ["x"])]}),
+        service.modify(slapd.users_base, {"description": [(MODIFY_REPLACE, ["x"])]}),
+        service.modify(slapd.services_base, {"description": [(MODIFY_REPLACE, ["x"])]}),
+        service.modify(slapd.placeholder_dn, {"description": [(MODIFY_REPLACE, ["x"])]}),
+        service.add(f"cn={uid},{slapd.services_base}",
+                    attributes={"objectClass": ["organizationalRole"], "cn": uid}),
+        service.add(f"ou={uid},{slapd.base_dn}",
+                    attributes={"objectClass": ["organizationalUnit"], "ou": uid}),
+        service.delete(slapd.placeholder_dn),
+    ]
+    assert refused == [False] * len(refused)
+    assert service.result["result"] == INSUFFICIENT_ACCESS
+
+    # unique: a second entry with the same uid under the people base is refused.
+    clash = dict(person(f"{uid}-renamed"), objectClass=["inetOrgPerson"])
+    assert not service.add(f"cn={uid} clash,{slapd.users_base}", attributes=clash)
+    assert service.result["result"] == CONSTRAINT_VIOLATION
+
+    assert service.delete(group_dn) and service.delete(user_dn), service.result
+
+
+def test_anonymous_can_only_authenticate(slapd: SlapdInstance) -> None:
+    anonymous = connect(slapd)
+    assert not anonymous.search(slapd.base_dn, "(objectClass=*)")
+    assert anonymous.entries == []
+    anonymous.unbind()
+
+
+def test_password_bind_and_administrative_lock(
+    slapd: SlapdInstance, service: Connection, admin: Connection
+) -> None:
+    uid = unique("lock")
+    dn = f"uid={uid},{slapd.users_base}"
+    assert service.add(dn, attributes=person(uid, "first-password")), service.result
+    assert can_bind(slapd, dn, "first-password")
+    assert not can_bind(slapd, dn, "wrong-password")
+    # ppolicy_hash_cleartext: stored hashed; the service cannot read it back.
+    admin.search(dn, "(objectClass=*)", BASE, attributes=["userPassword"])
+    assert admin.entries[0].userPassword.value.startswith(b"{SSHA}")
+    service.search(dn, "(objectClass=*)", BASE, attributes=["userPassword"])
+    assert "userPassword" not in service.entries[0].entry_attributes_as_dict
+
+    # Disable (active=false): a plain modify by the service account, no control needed.
+    assert service.modify(dn, {"pwdAccountLockedTime": [(MODIFY_REPLACE, [LOCKED])]}), \
+        service.result
+    assert not can_bind(slapd, dn, "first-password")
+    service.search(dn, "(pwdAccountLockedTime=*)", BASE, attributes=["pwdAccountLockedTime"])
+    assert len(service.entries) == 1
+    # Re-enable (active=true): delete the attribute.
+    assert service.modify(dn, {"pwdAccountLockedTime": [(MODIFY_DELETE, [])]}), service.result
+    assert can_bind(slapd, dn, "first-password")
+
+    # RFC 3062 password modify by the service account; the policy refuses short passwords.
+    assert service.extend.standard.modify_password(dn, new_password="second-password")
+    assert can_bind(slapd, dn, "second-password")
+    assert not service.modify(dn, {"userPassword": [(MODIFY_REPLACE, ["short"])]})
+    assert service.result["result"] == CONSTRAINT_VIOLATION
+    assert service.delete(dn), service.result
+
+
+def test_memberof_and_refint(slapd: SlapdInstance, service: Connection) -> None:
+    uid = unique("member")
+    user_dn = f"uid={uid},{slapd.users_base}"
+    group_dn = f"cn={uid},{slapd.groups_base}"
+    assert service.add(user_dn, attributes=person(uid)), service.result
+    assert service.add(group_dn, attributes={"objectClass": ["groupOfNames"], "cn": uid,
+                                             "member": [user_dn]}), service.result
+    service.search(user_dn, "(objectClass=*)", BASE, attributes=["memberOf"])
+    assert service.entries[0].memberOf.values == [group_dn]
+
+    assert service.delete(user_dn), service.result
+    service.search(group_dn, "(objectClass=*)", BASE, attributes=["member"])
+    # refint removed the deleted user; the emptied group holds the placeholder.
+    assert service.entries[0].member.values == [slapd.placeholder_dn]
+    assert service.delete(group_dn), service.result
+
+
+def test_sort_and_vlv_controls_are_offered(slapd: SlapdInstance) -> None:
+    anonymous = connect(slapd)
+    assert anonymous.search("", "(objectClass=*)", BASE, attributes=["supportedControl"])
+    controls = anonymous.entries[0].supportedControl.values
+    assert SORT_OID in controls and VLV_OID in controls
+    anonymous.unbind()
+
+
+def test_sort_by_uid_needs_an_explicit_ordering_rule(slapd: SlapdInstance) -> None:
+    """uid and cn have no ORDERING rule: the sort key must name caseIgnoreOrderingMatch."""
+    base = ["ldapsearch", "-x", "-LLL", "-H", slapd.url, "-D", slapd.service_dn,
+            "-w", slapd.service_password, "-b", slapd.users_base, "(uid=*)", "uid"]
+    env = dict(os.environ, LDAPNOINIT="1")
+    without = subprocess.run([*base, "-E", "!sss=uid"], capture_output=True, text=True,
+                             env=env, check=False)
+    assert "No ordering rule" in without.stderr
+    with_rule = subprocess.run([*base, "-E", "!sss=uid:2.5.13.3", "-E", "!vlv=0/1/1/0"],
+                               capture_output=True, text=True, env=env, check=False,
+                               input="\n")
+    assert "vlvResult" in with_rule.stdout, with_rule.stderr
+    assert "uid: alice" in with_rule.stdout
+
+
+def test_slapadd_and_paged_search_beyond_sizelimit(tmp_path: Path) -> None:
+    ldif = tmp_path / "bulk.ldif"
+    with ldif.open("w") as out:
+        for number in range(600):
+            out.write(f"dn: uid=bulk{number:04d},ou=people,dc=example,dc=org\n"
+                      f"objectClass: inetOrgPerson\nuid: bulk{number:04d}\n"
+                      f"cn: Bulk {number}\nsn: Bulk\n\n")
+    with SlapdInstance() as instance:
+        slapadd(instance, ldif)
+        assert instance.running
+        conn = connect(instance, instance.service_dn, instance.service_password)
+        entries = conn.extend.standard.paged_search(
+            instance.users_base, "(objectClass=inetOrgPerson)", attributes=["uid"],
+            paged_size=200, generator=False)
+        found = [entry for entry in entries if entry["type"] == "searchResEntry"]
+        assert len(found) == 602  # 600 bulk users + the two seeded ones
+        conn.unbind()
+        # Without the service account's limits the global size limit (500) applies.
+        user = connect(instance, f"uid=alice,{instance.users_base}", "alice-dev-password")
+        user.search(instance.users_base, "(objectClass=*)", attributes=["uid"])
+        assert user.result["description"] in ("success", "sizeLimitExceeded")
+        user.unbind()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_main_runs_in_foreground_until_signalled(tmp_path: Path, signum: int) -> None:
+    directory = tmp_path / "fg"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "scim_core.testing.slapd", "--directory", str(directory),
+         "--port", str(find_free_port())],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=dict(os.environ, PYTHONPATH=str(REPO)),
+    )
+    try:
+        assert proc.stdout is not None
+        settings: dict[str, str] = {}
+        deadline = time.monotonic() + 15
+        with selectors.DefaultSelector() as selector:
+            selector.register(proc.stdout, selectors.EVENT_READ)
+            while len(settings) < 8 and time.monotonic() < deadline:
+                if selector.select(timeout=0.5):
+                    line = proc.stdout.readline()
+                    if not line:
+                        break
+                    name, _, value = line.rstrip("\n").partition("=")
+                    settings[name] = value
+        assert list(settings) == [
+            "LDAP_URL", "LDAP_USERS_BASE", "LDAP_GROUPS_BASE", "LDAP_ADMIN_DN",
+            "LDAP_ADMIN_PASSWORD", "LDAP_SERVICE_DN", "LDAP_SERVICE_PASSWORD",
+            "LDAP_PLACEHOLDER_DN",
+        ], proc.stderr.read() if proc.stderr else ""
+        slapd_pid = int((directory / "slapd.pid").read_text())
+        conn = Connection(Server(settings["LDAP_URL"], get_info=NONE),
+                          settings["LDAP_SERVICE_DN"], settings["LDAP_SERVICE_PASSWORD"])
+        assert conn.bind(), conn.result
+        conn.unbind()
+        proc.send_signal(signum)
+        assert proc.wait(timeout=10) == 0
+        assert process_gone(slapd_pid)
+        assert port_closed(int(settings["LDAP_URL"].rsplit(":", 1)[1]))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()

@@ -1,0 +1,72 @@
+"""Settings: one clear line naming a bad or missing variable, secrets never echoed."""
+
+import hashlib
+
+import pytest
+
+from scim_core.backends.ldap.settings import LdapSettings
+from scim_core.config import ConfigError, ServiceConfig
+from scim_flask.settings import AppSettings
+
+LDAP_ENV = {
+    "SCIM_LDAP_URL": "ldap://127.0.0.1:3890, ldap://127.0.0.1:3891",
+    "SCIM_LDAP_BIND_DN": "cn=scim,dc=example,dc=org",
+    "SCIM_LDAP_BIND_PASSWORD": "canary-Secret-123",
+    "SCIM_LDAP_USERS_BASE": "ou=people,dc=example,dc=org",
+    "SCIM_LDAP_GROUPS_BASE": "ou=groups,dc=example,dc=org",
+}
+
+
+def test_defaults_follow_the_design():
+    config = ServiceConfig.from_environ({})
+    assert (config.max_results, config.default_count) == (200, 100)
+    assert config.max_body_bytes == 1024 * 1024
+
+
+def test_ldap_settings_read_every_url():
+    settings = LdapSettings.from_environ(LDAP_ENV)
+    assert settings.urls == ("ldap://127.0.0.1:3890", "ldap://127.0.0.1:3891")
+    assert settings.dialect == "openldap"
+    assert "canary" not in repr(settings)
+
+
+def test_password_file(tmp_path):
+    secret = tmp_path / "password"
+    secret.write_text("from-a-file\n")
+    env = {k: v for k, v in LDAP_ENV.items() if k != "SCIM_LDAP_BIND_PASSWORD"}
+    env["SCIM_LDAP_BIND_PASSWORD_FILE"] = str(secret)
+    assert LdapSettings.from_environ(env).bind_password == "from-a-file"
+
+
+@pytest.mark.parametrize(
+    ("change", "named"),
+    [
+        ({"SCIM_LDAP_URL": "http://x"}, "SCIM_LDAP_URL"),
+        ({"SCIM_LDAP_USERS_BASE": ""}, "SCIM_LDAP_USERS_BASE"),
+        ({"SCIM_LDAP_DIALECT": "novell"}, "SCIM_LDAP_DIALECT"),
+        ({"SCIM_LDAP_TIMEOUT": "soon"}, "SCIM_LDAP_TIMEOUT"),
+        ({"SCIM_LDAP_START_TLS": "maybe"}, "SCIM_LDAP_START_TLS"),
+    ],
+)
+def test_a_bad_setting_is_named_in_one_line(change, named):
+    with pytest.raises(ConfigError) as caught:
+        LdapSettings.from_environ({**LDAP_ENV, **change})
+    message = str(caught.value)
+    assert message.startswith(named)
+    assert "\n" not in message
+
+
+def test_tokens_are_required_and_never_plaintext():
+    with pytest.raises(ConfigError, match="SCIM_TOKENS_SHA256 is required"):
+        AppSettings.from_environ({})
+    with pytest.raises(ConfigError, match="SCIM_TOKENS_SHA256"):
+        AppSettings.from_environ({"SCIM_TOKENS_SHA256": "plain-token"})
+    digest = hashlib.sha256(b"t").hexdigest()
+    assert AppSettings.from_environ({"SCIM_TOKENS_SHA256": digest}).backend == "ldap"
+
+
+def test_secret_value_is_not_echoed_when_invalid():
+    with pytest.raises(ConfigError) as caught:
+        LdapSettings.from_environ({**LDAP_ENV, "SCIM_LDAP_BIND_PASSWORD_FILE": "/nonexistent"}
+                                  | {"SCIM_LDAP_BIND_PASSWORD": ""})
+    assert "canary" not in str(caught.value)
