@@ -14,14 +14,14 @@ from typing import Any, Generic, TypeVar
 from scim_core.filter.policy import DEFAULT_POLICY, FilterPolicy
 
 __all__ = [
-    "ConfigError",
-    "Setting",
-    "ServiceConfig",
     "SERVICE_SETTINGS",
-    "read_settings",
+    "ConfigError",
+    "ServiceConfig",
+    "Setting",
     "parse_bool",
     "parse_int",
     "parse_list",
+    "read_settings",
 ]
 
 T = TypeVar("T")
@@ -87,7 +87,9 @@ class Setting(Generic[T]):
             try:
                 raw = Path(file_name).read_text(encoding="utf-8").strip()
             except OSError as exc:
-                raise ConfigError(f"{self.name}_FILE: cannot read {file_name}: {exc.strerror}")
+                raise ConfigError(
+                    f"{self.name}_FILE: cannot read {file_name}: {exc.strerror}"
+                ) from None
         if raw is None or raw == "":
             if self.required:
                 raise ConfigError(f"{self.name} is required: {self.doc}")
@@ -107,9 +109,7 @@ def read_settings(settings: Iterable[Setting[Any]], environ: Mapping[str, str]) 
 SERVICE_SETTINGS: tuple[Setting[Any], ...] = (
     Setting("SCIM_MAX_RESULTS", parse_int(1), 200, "Largest page a list request returns."),
     Setting("SCIM_DEFAULT_COUNT", parse_int(0), 100, "Page size when a request names no count."),
-    Setting(
-        "SCIM_MAX_BODY_BYTES", parse_int(1), 1024 * 1024, "Largest request body (else 413)."
-    ),
+    Setting("SCIM_MAX_BODY_BYTES", parse_int(1), 1024 * 1024, "Largest request body (else 413)."),
     Setting(
         "SCIM_MAX_FILTER_LENGTH", parse_int(1), 4096, "Longest filter text (else invalidFilter)."
     ),

@@ -12,7 +12,7 @@ from scim_core.schemas.attributes import (
 )
 from scim_core.schemas.resources import ENTERPRISE_URN, GROUP_URN, USER_URN
 
-__all__ = ["service_provider_config", "resource_types", "schemas"]
+__all__ = ["resource_types", "schemas", "service_provider_config"]
 
 _SPC_URN = "urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig"
 _RT_URN = "urn:ietf:params:scim:schemas:core:2.0:ResourceType"

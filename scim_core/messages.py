@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ScimRequest", "ScimResponse", "SCIM_MEDIA_TYPE"]
+__all__ = ["SCIM_MEDIA_TYPE", "ScimRequest", "ScimResponse"]
 
 SCIM_MEDIA_TYPE = "application/scim+json"
 

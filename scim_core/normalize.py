@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from scim_core.errors import InvalidValue
 
-__all__ = ["Normalizer", "normalize_username", "MAX_UID_LENGTH"]
+__all__ = ["MAX_UID_LENGTH", "Normalizer", "normalize_username"]
 
 Normalizer = Callable[[str], str]
 """A function from a client's userName to the uid stored in the directory."""

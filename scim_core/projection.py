@@ -46,8 +46,7 @@ class Projection:
             return True
         if self.include:
             return any(n == lowered or n.startswith(lowered + ".") for n in self.include) or (
-                lowered.startswith(_URN_PREFIX)
-                and any(n.startswith(lowered) for n in self.include)
+                lowered.startswith(_URN_PREFIX) and any(n.startswith(lowered) for n in self.include)
             )
         return lowered not in self.exclude
 
@@ -57,9 +56,7 @@ class Projection:
         for key, value in resource.items():
             if not self.wants(key):
                 continue
-            subs = {
-                n.split(".", 1)[1] for n in self.include if n.startswith(key.lower() + ".")
-            }
+            subs = {n.split(".", 1)[1] for n in self.include if n.startswith(key.lower() + ".")}
             if subs and isinstance(value, dict) and key.lower() not in self.include:
                 value = {k: v for k, v in value.items() if k.lower() in subs}
             elif subs and isinstance(value, list) and key.lower() not in self.include:

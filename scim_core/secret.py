@@ -1,12 +1,25 @@
-"""A wrapper that keeps password material out of reprs, logs and tracebacks."""
+"""Keeping password material out of reprs, logs and tracebacks.
+
+:class:`Secret` masks itself wherever it is printed. While a password is actually sent (the
+only moment it exists as plain text), :meth:`Secret.exposed` lists it as *in flight*, and
+:class:`InFlightSecretFilter`, attached to a library's logger, masks every in-flight value
+in that library's log records, even inside protocol dumps (ldap3 logs the BER payload of
+the RFC 3062 password-modify request at its EXTENDED detail level).
+"""
 
 from __future__ import annotations
 
-from typing import Final
+import logging
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Final, NoReturn
 
-__all__ = ["Secret"]
+__all__ = ["InFlightSecretFilter", "Secret"]
 
 _MASK: Final = "********"
+_in_flight: dict[str, int] = {}
+_in_flight_lock = threading.Lock()
 
 
 class Secret:
@@ -25,6 +38,20 @@ class Secret:
         """The password itself; call only at the point where it is sent to the directory."""
         return self._value
 
+    @contextmanager
+    def exposed(self) -> Iterator[str]:
+        """The password, registered as in flight (masked in filtered logs) while in use."""
+        with _in_flight_lock:
+            _in_flight[self._value] = _in_flight.get(self._value, 0) + 1
+        try:
+            yield self._value
+        finally:
+            with _in_flight_lock:
+                if _in_flight[self._value] <= 1:
+                    del _in_flight[self._value]
+                else:
+                    _in_flight[self._value] -= 1
+
     def __repr__(self) -> str:
         return f"Secret({_MASK!r})"
 
@@ -36,5 +63,27 @@ class Secret:
     def __hash__(self) -> int:
         return hash(self._value)
 
-    def __reduce__(self) -> object:
+    def __reduce__(self) -> NoReturn:
         raise TypeError("a Secret cannot be pickled")
+
+
+class InFlightSecretFilter(logging.Filter):
+    """Masks every in-flight secret in a record's message before any handler sees it.
+
+    Attach it to the logger of a library that may dump requests (``logging.getLogger("ldap3")
+    .addFilter(InFlightSecretFilter())``); logger filters run before propagation, so every
+    handler, including ones added later, receives the masked record.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not _in_flight:
+            return True
+        with _in_flight_lock:
+            secrets = list(_in_flight)
+        message = record.getMessage()
+        for secret in secrets:
+            # Protocol dumps show bytes: a non-ASCII password appears as its escaped repr.
+            for form in (secret, repr(secret.encode())[2:-1]):
+                message = message.replace(form, _MASK)
+        record.msg, record.args = message, None
+        return True

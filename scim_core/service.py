@@ -49,7 +49,7 @@ from scim_core.projection import Projection, parse_projection
 from scim_core.schemas.resources import GROUP_URN, USER_URN, validate_group, validate_user
 from scim_core.secret import Secret
 
-__all__ = ["ScimService", "LIST_RESPONSE_URN", "PATCH_OP_URN", "SEARCH_REQUEST_URN"]
+__all__ = ["LIST_RESPONSE_URN", "PATCH_OP_URN", "SEARCH_REQUEST_URN", "ScimService"]
 
 LIST_RESPONSE_URN = "urn:ietf:params:scim:api:messages:2.0:ListResponse"
 PATCH_OP_URN = "urn:ietf:params:scim:api:messages:2.0:PatchOp"
@@ -178,9 +178,7 @@ class ScimService:
         """PATCH operations from the RFC 7644 §3.5.2 envelope or a bare array (the spec's form)."""
         body = self._json_body(request)
         if isinstance(body, dict):
-            operations = next(
-                (v for k, v in body.items() if k.lower() == "operations"), None
-            )
+            operations = next((v for k, v in body.items() if k.lower() == "operations"), None)
         else:
             operations = body
         if not isinstance(operations, list) or not operations:
@@ -227,7 +225,9 @@ class ScimService:
             return node
         if isinstance(node, (And, Or)):
             return replace(
-                node, left=self._normalize_filter(node.left), right=self._normalize_filter(node.right)
+                node,
+                left=self._normalize_filter(node.left),
+                right=self._normalize_filter(node.right),
             )
         if isinstance(node, Not):
             return replace(node, inner=self._normalize_filter(node.inner))
@@ -289,9 +289,7 @@ class ScimService:
             "totalResults": total,
             "startIndex": query.start_index,
             "itemsPerPage": query.count,
-            "Resources": [
-                self._render(r, resource_type, request, projection) for r in resources
-            ],
+            "Resources": [self._render(r, resource_type, request, projection) for r in resources],
         }
         return ScimResponse(200, body, {"Content-Type": SCIM_MEDIA_TYPE})
 
@@ -318,7 +316,7 @@ class ScimService:
     def _load_user(self, body: Mapping[str, Any]) -> tuple[Resource, Secret | None]:
         """Fold a POST/PUT body into a canonical, validated User and its password, if any."""
         writable = {k: v for k, v in body.items() if k.lower() not in _READ_ONLY_KEYS}
-        folded, _ = apply_patch({}, [{"op": "add", "value": writable}], "User")
+        folded, _changed = apply_patch({}, [{"op": "add", "value": writable}], "User")
         user = validate_user(folded)
         password = user.pop("password", None)
         user["userName"] = self.normalize(user["userName"])
@@ -419,7 +417,7 @@ class ScimService:
     def _create_group(self, request: ScimRequest, _: str) -> ScimResponse:
         body = self._object_body(request)
         writable = {k: v for k, v in body.items() if k.lower() not in _READ_ONLY_KEYS}
-        folded, _ = apply_patch({}, [{"op": "add", "value": writable}], "Group")
+        folded, _changed = apply_patch({}, [{"op": "add", "value": writable}], "Group")
         group = validate_group(folded)
         group["members"] = [{"value": m["value"]} for m in group.get("members") or ()]
         created = self.backend.create_group(group)
@@ -431,7 +429,7 @@ class ScimService:
         projection = parse_projection(request.query, GROUP_URN)
         plan = _MembershipPlan.from_operations(operations, group_id)
         if request.if_match:
-            _check_version(request, self._group_or_404(group_id, Projection(include={"id"})))
+            _check_version(request, self._group_or_404(group_id, Projection(include=frozenset({"id"}))))
         add, remove = plan.add, plan.remove
         if plan.replace is not None:
             current = self._group_or_404(group_id, Projection())
@@ -513,7 +511,11 @@ class _MembershipPlan:
         if name in {"id", "schemas", "meta", "externalid"}:
             return
         if name == "displayname":
-            if op == "remove" or not isinstance(value, str) or value.casefold() != group_id.casefold():
+            if (
+                op == "remove"
+                or not isinstance(value, str)
+                or value.casefold() != group_id.casefold()
+            ):
                 raise Mutability(
                     "displayName is the group's id (its cn) and cannot change through SCIM."
                 )
@@ -654,9 +656,7 @@ _ROUTES: dict[tuple[str, bool], _Route] = {
             "DELETE": ScimService._delete_user,
         }
     ),
-    ("groups", False): _Route(
-        {"GET": ScimService._list_groups, "POST": ScimService._create_group}
-    ),
+    ("groups", False): _Route({"GET": ScimService._list_groups, "POST": ScimService._create_group}),
     ("groups/.search", False): _Route({"POST": ScimService._search_groups}),
     ("groups", True): _Route(
         {"GET": ScimService._get_group, "PATCH": ScimService._patch_group},

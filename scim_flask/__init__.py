@@ -3,4 +3,4 @@
 from scim_flask.app import SCIM_PREFIX, ScimExtension, create_app
 from scim_flask.settings import AppSettings
 
-__all__ = ["AppSettings", "SCIM_PREFIX", "ScimExtension", "create_app"]
+__all__ = ["SCIM_PREFIX", "AppSettings", "ScimExtension", "create_app"]

@@ -29,11 +29,10 @@ from scim_core.errors import (
 )
 from scim_core.messages import SCIM_MEDIA_TYPE, ScimRequest, ScimResponse
 from scim_core.service import ScimService, error_response
-
 from scim_flask.logs import configure_logging
 from scim_flask.settings import AppSettings
 
-__all__ = ["create_app", "ScimExtension", "SCIM_PREFIX"]
+__all__ = ["SCIM_PREFIX", "ScimExtension", "create_app"]
 
 SCIM_PREFIX = "/scim/v2"
 EXTENSION_KEY = "scim"

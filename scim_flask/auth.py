@@ -7,7 +7,7 @@ import hmac
 import re
 from dataclasses import dataclass
 
-__all__ = ["TokenSet", "parse_tokens", "digest"]
+__all__ = ["TokenSet", "digest", "parse_tokens"]
 
 _HEX64 = re.compile(r"^[0-9a-fA-F]{64}$")
 

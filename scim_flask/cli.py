@@ -10,7 +10,6 @@ from typing import Any
 from gunicorn.app.base import BaseApplication
 
 from scim_core.config import ConfigError
-
 from scim_flask.app import create_app
 from scim_flask.settings import AppSettings
 

@@ -41,7 +41,11 @@ class RedactPasswords(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         if record.args:
-            record.msg = str(record.msg) % record.args if isinstance(record.args, (tuple, dict)) else record.msg
+            record.msg = (
+                str(record.msg) % record.args
+                if isinstance(record.args, (tuple, dict))
+                else record.msg
+            )
             record.args = None
         record.msg = redact(str(record.msg))
         for key, value in list(vars(record).items()):

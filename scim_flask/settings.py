@@ -7,10 +7,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from scim_core.config import ConfigError, ServiceConfig, Setting, read_settings
-
 from scim_flask.auth import TokenSet, parse_tokens
 
-__all__ = ["AppSettings", "HTTP_SETTINGS", "ConfigError"]
+__all__ = ["HTTP_SETTINGS", "AppSettings", "ConfigError"]
 
 
 def _level(text: str) -> str:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import sys
 
 from scim_core.config import ConfigError
-
 from scim_flask.app import create_app
 
 try:

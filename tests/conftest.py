@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from scim_core.backends.ldap import LdapBackend, LdapSettings
 from scim_core.testing.slapd import SlapdInstance, SlapdNotFoundError
 
 
@@ -25,3 +26,24 @@ def slapd() -> Iterator[SlapdInstance]:
         yield instance
     finally:
         instance.close()
+
+
+@pytest.fixture(scope="session")
+def ldap_settings(slapd: SlapdInstance) -> LdapSettings:
+    """Settings for the LDAP plugin on the session's slapd, as the service account."""
+    return LdapSettings(
+        urls=(slapd.url,),
+        bind_dn=slapd.service_dn,
+        bind_password=slapd.service_password,
+        users_base=slapd.users_base,
+        groups_base=slapd.groups_base,
+        placeholder_dn=slapd.placeholder_dn,
+    )
+
+
+@pytest.fixture(scope="session")
+def ldap_backend(ldap_settings: LdapSettings) -> Iterator[LdapBackend]:
+    """One LDAP backend for the session (its connections are per thread)."""
+    backend = LdapBackend(ldap_settings)
+    yield backend
+    backend.close()

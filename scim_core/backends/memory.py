@@ -10,7 +10,7 @@ import copy
 import threading
 import uuid
 from collections.abc import Iterable, Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from scim_core.backend import Page, Query, Resource
@@ -22,7 +22,7 @@ __all__ = ["MemoryBackend", "create_backend"]
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class MemoryBackend:
@@ -48,9 +48,7 @@ class MemoryBackend:
 
     def _user_by_name(self, user_name: str) -> Resource | None:
         folded = user_name.casefold()
-        return next(
-            (u for u in self._users.values() if u["userName"].casefold() == folded), None
-        )
+        return next((u for u in self._users.values() if u["userName"].casefold() == folded), None)
 
     def _check_manager(self, user: Resource) -> None:
         extension = user.get("urn:ietf:params:scim:schemas:extension:enterprise:2.0:User", {})

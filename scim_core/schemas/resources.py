@@ -14,7 +14,7 @@ from marshmallow import EXCLUDE, Schema, ValidationError, fields, validate
 from scim_core.errors import InvalidValue
 from scim_core.schemas.attributes import ENTERPRISE_URN, GROUP_URN, USER_URN
 
-__all__ = ["ENTERPRISE_URN", "USER_URN", "GROUP_URN", "validate_user", "validate_group"]
+__all__ = ["ENTERPRISE_URN", "GROUP_URN", "USER_URN", "validate_group", "validate_user"]
 
 
 _TEXT = validate.Length(min=1, max=1024)
@@ -27,8 +27,8 @@ class _Strict(Schema):
 
 class _Name(_Strict):
     formatted = fields.String(validate=_TEXT)
-    givenName = fields.String(validate=_TEXT)
-    familyName = fields.String(validate=_TEXT)
+    given_name = fields.String(data_key="givenName", validate=_TEXT)
+    family_name = fields.String(data_key="familyName", validate=_TEXT)
 
 
 class _Email(_Strict):
@@ -41,22 +41,22 @@ class _Email(_Strict):
 class _Reference(_Strict):
     value = fields.String(required=True, validate=validate.Length(min=1, max=256))
     display = fields.String()
-    displayName = fields.String()
+    display_name = fields.String(data_key="displayName")
     type = fields.String()
     ref = fields.String(data_key="$ref")
 
 
 class _Enterprise(_Strict):
-    employeeNumber = fields.String(validate=validate.Length(max=256))
+    employee_number = fields.String(data_key="employeeNumber", validate=validate.Length(max=256))
     manager = fields.Nested(_Reference)
 
 
 class _User(_Strict):
     id = fields.String()
-    externalId = fields.String(validate=validate.Length(min=1, max=256))
-    userName = fields.String(validate=validate.Length(min=1, max=256))
+    external_id = fields.String(data_key="externalId", validate=validate.Length(min=1, max=256))
+    user_name = fields.String(data_key="userName", validate=validate.Length(min=1, max=256))
     name = fields.Nested(_Name)
-    displayName = fields.String(validate=_TEXT)
+    display_name = fields.String(data_key="displayName", validate=_TEXT)
     title = fields.String(validate=_TEXT)
     emails = fields.List(fields.Nested(_Email))
     active = fields.Boolean()
@@ -66,18 +66,25 @@ class _User(_Strict):
 
 class _Group(_Strict):
     id = fields.String()
-    displayName = fields.String(validate=validate.Length(min=1, max=256))
+    display_name = fields.String(data_key="displayName", validate=validate.Length(min=1, max=256))
     members = fields.List(fields.Nested(_Reference))
 
 
 _USER = _User()
 _GROUP = _Group()
-_REQUIRED_USER = (
-    ("userName", lambda u: u.get("userName")),
-    ("name.givenName", lambda u: u.get("name", {}).get("givenName")),
-    ("name.familyName", lambda u: u.get("name", {}).get("familyName")),
-    ("emails", lambda u: u.get("emails")),
+_REQUIRED_USER: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("userName", ("userName",)),
+    ("name.givenName", ("name", "givenName")),
+    ("name.familyName", ("name", "familyName")),
+    ("emails", ("emails",)),
 )
+
+
+def _present(resource: dict[str, Any], path: tuple[str, ...]) -> bool:
+    value: Any = resource
+    for key in path:
+        value = value.get(key) if isinstance(value, dict) else None
+    return bool(value)
 
 
 def _describe(errors: Any, prefix: str = "") -> list[str]:
@@ -108,7 +115,7 @@ def validate_user(resource: dict[str, Any], *, complete: bool = True) -> dict[st
     """
     checked = _load(_USER, resource, "User")
     if complete:
-        missing = [name for name, get in _REQUIRED_USER if not get(checked)]
+        missing = [name for name, path in _REQUIRED_USER if not _present(checked, path)]
         if missing:
             raise InvalidValue("Missing required attributes: " + ", ".join(missing) + ".")
     return checked

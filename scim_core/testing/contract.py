@@ -210,9 +210,7 @@ class BackendContract:
         second = client.ok("GET", "/Users", query={"startIndex": "3", "count": "2"})
         names = [r["userName"] for r in first["Resources"] + second["Resources"]]
         assert names == sorted(names) and len(set(names)) == 4
-        beyond = client.ok(
-            "GET", "/Users", query={"startIndex": str(everyone["totalResults"] + 5)}
-        )
+        beyond = client.ok("GET", "/Users", query={"startIndex": str(everyone["totalResults"] + 5)})
         assert beyond["Resources"] == []
 
     def test_active_filter(self, client: Client) -> None:
@@ -286,9 +284,7 @@ class BackendContract:
         for value in (boss["id"], {"value": boss["id"]}):
             response = client.patch(path, {"op": "replace", "path": "manager", "value": value})
             assert dict(response.body or {})[extension]["manager"]["value"] == boss["id"]
-        removed = client.patch(
-            path, {"op": "remove", "path": f'manager[value eq "{boss["id"]}"]'}
-        )
+        removed = client.patch(path, {"op": "remove", "path": f'manager[value eq "{boss["id"]}"]'})
         assert "manager" not in dict(removed.body or {}).get(extension, {})
         unknown = client.patch(
             path, {"op": "replace", "path": "manager", "value": str(uuid.uuid4())}
@@ -303,7 +299,9 @@ class BackendContract:
             path, {"op": "replace", "path": "title", "value": "A"}, if_match=version
         )
         assert changed.status == 200
-        stale = client.patch(path, {"op": "replace", "path": "title", "value": "B"}, if_match=version)
+        stale = client.patch(
+            path, {"op": "replace", "path": "title", "value": "B"}, if_match=version
+        )
         assert stale.status == 412
 
     def test_put_replaces_and_renames(self, client: Client) -> None:
@@ -365,7 +363,9 @@ class BackendContract:
         user = client.ok("POST", "/Users", user_body())
         name = unique("g")
         client.ok("POST", "/Groups", {"displayName": name, "members": [{"value": user["id"]}]})
-        client.patch("/Groups/" + name, {"op": "remove", "path": "members", "value": [{"value": user["id"]}]})
+        client.patch(
+            "/Groups/" + name, {"op": "remove", "path": "members", "value": [{"value": user["id"]}]}
+        )
         assert client.ok("GET", "/Groups/" + name).get("members", []) == []
 
     def test_unknown_member_is_400_and_changes_nothing(self, client: Client) -> None:
@@ -395,7 +395,9 @@ class BackendContract:
             },
         )
         assert [m["value"] for m in dict(response.body or {})["members"]] == [users[1]["id"]]
-        rename = client.patch("/Groups/" + name, {"op": "replace", "path": "displayName", "value": "x"})
+        rename = client.patch(
+            "/Groups/" + name, {"op": "replace", "path": "displayName", "value": "x"}
+        )
         assert dict(rename.body or {}).get("scimType") == "mutability"
 
     def test_deleted_user_leaves_every_group(self, client: Client) -> None:
@@ -405,9 +407,7 @@ class BackendContract:
         members = [{"value": user["id"]}, {"value": other["id"]}]
         client.ok("POST", "/Groups", {"displayName": name, "members": members})
         client.call("DELETE", "/Users/" + user["id"])
-        assert [m["value"] for m in client.ok("GET", "/Groups/" + name)["members"]] == [
-            other["id"]
-        ]
+        assert [m["value"] for m in client.ok("GET", "/Groups/" + name)["members"]] == [other["id"]]
 
     def test_group_filter_and_excluded_members(self, client: Client) -> None:
         user = client.ok("POST", "/Users", user_body())

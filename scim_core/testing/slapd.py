@@ -72,8 +72,13 @@ SERVICE_PASSWORD = "scim-dev-password"
 _HOST = "127.0.0.1"
 _INSTALL_HINT = "install OpenLDAP with `apt-get install slapd ldap-utils`"
 _BINARY_DIRS = ("/usr/sbin", "/usr/bin", "/usr/local/sbin", "/usr/local/bin", "/usr/libexec")
-_MODULE_DIRS = ("/usr/lib/ldap", "/usr/lib/openldap", "/usr/libexec/openldap",
-                "/usr/local/libexec/openldap", "/usr/lib64/openldap")
+_MODULE_DIRS = (
+    "/usr/lib/ldap",
+    "/usr/lib/openldap",
+    "/usr/libexec/openldap",
+    "/usr/local/libexec/openldap",
+    "/usr/lib64/openldap",
+)
 _SCHEMA_DIRS = ("/etc/ldap/schema", "/etc/openldap/schema", "/usr/local/etc/openldap/schema")
 _SCHEMAS = ("core", "cosine", "inetorgperson", "nis")
 _MODULES = ("back_mdb", "ppolicy", "memberof", "refint", "unique", "sssvlv", "syncprov")
@@ -115,7 +120,8 @@ def ssha_hash(password: str, salt: bytes | None = None) -> str:
     :returns: ``{SSHA}`` followed by base64(SHA-1(password + salt) + salt).
     """
     salt = os.urandom(8) if salt is None else salt
-    digest = hashlib.sha1(password.encode("utf-8") + salt).digest()
+    # {SSHA} is SHA-1 by definition (RFC 2307 userPassword schemes); dev seed data only.
+    digest = hashlib.sha1(password.encode("utf-8") + salt).digest()  # noqa: S324
     return "{SSHA}" + base64.b64encode(digest + salt).decode("ascii")
 
 
@@ -148,8 +154,9 @@ def _find_dir(candidates: Iterable[str], probe: str, what: str) -> Path:
     for folder in candidates:
         if Path(folder, probe).is_file():
             return Path(folder)
-    raise SlapdNotFoundError(f"OpenLDAP {what} folder not found (looked for {probe}): "
-                             f"{_INSTALL_HINT}")
+    raise SlapdNotFoundError(
+        f"OpenLDAP {what} folder not found (looked for {probe}): {_INSTALL_HINT}"
+    )
 
 
 def _examples_dir() -> Path:
@@ -161,8 +168,9 @@ def _examples_dir() -> Path:
     for candidate in candidates:
         if (candidate / "scim.schema").is_file():
             return candidate
-    raise SlapdError("examples/slapd/scim.schema not found; run from the repository root or "
-                     "pass examples_dir=")
+    raise SlapdError(
+        "examples/slapd/scim.schema not found; run from the repository root or pass examples_dir="
+    )
 
 
 def _ber_element(data: bytes, pos: int) -> tuple[int, int, int]:
@@ -172,7 +180,7 @@ def _ber_element(data: bytes, pos: int) -> tuple[int, int, int]:
     pos += 2
     if length & 0x80:
         size = length & 0x7F
-        length = int.from_bytes(data[pos:pos + size], "big")
+        length = int.from_bytes(data[pos : pos + size], "big")
         pos += size
     if pos + length > len(data):
         raise ValueError("truncated BER element")
@@ -263,8 +271,11 @@ class SlapdInstance:
         peers: Sequence[str] = (),
     ) -> None:
         self._owns_directory = directory is None
-        self._directory = Path(tempfile.mkdtemp(prefix="scim-slapd-")) if directory is None \
+        self._directory = (
+            Path(tempfile.mkdtemp(prefix="scim-slapd-"))
+            if directory is None
             else Path(directory).resolve()
+        )
         self._auto_port = port is None
         self._port = find_free_port() if port is None else port
         self._seed = seed
@@ -494,8 +505,18 @@ class SlapdInstance:
         :raises SlapdError: when ``ldapadd`` fails; the message carries its output.
         """
         password_file = self._directory / "admin.pw"
-        command = [_find_binary("ldapadd"), "-x", "-H", self.url, "-D", self.admin_dn,
-                   "-y", str(password_file), "-f", str(ldif)]
+        command = [
+            _find_binary("ldapadd"),
+            "-x",
+            "-H",
+            self.url,
+            "-D",
+            self.admin_dn,
+            "-y",
+            str(password_file),
+            "-f",
+            str(ldif),
+        ]
         self._run(command, f"ldapadd {ldif}")
 
     def _seed_paths(self) -> list[Path]:
@@ -510,8 +531,9 @@ class SlapdInstance:
     def _run(self, command: Sequence[str], what: str) -> None:
         """Run an OpenLDAP tool quietly; raise :class:`SlapdError` with its output on failure."""
         env = dict(os.environ, LDAPNOINIT="1")
-        result = subprocess.run(command, capture_output=True, env=env, check=False,
-                                stdin=subprocess.DEVNULL)
+        result = subprocess.run(
+            command, capture_output=True, env=env, check=False, stdin=subprocess.DEVNULL
+        )
         if result.returncode != 0:
             output = (result.stdout + result.stderr).decode("utf-8", "replace").strip()
             raise SlapdError(f"{what} failed (exit {result.returncode}):\n{output}")
@@ -521,12 +543,13 @@ class SlapdInstance:
     def _launch(self, slapd: str) -> None:
         """Start the slapd process and wait until it answers an anonymous bind."""
         with self._log.open("ab") as log:
-            log.write(f"--- {time.strftime('%Y-%m-%dT%H:%M:%S')} start on {self.url}\n"
-                      .encode())
+            log.write(f"--- {time.strftime('%Y-%m-%dT%H:%M:%S')} start on {self.url}\n".encode())
             log.flush()
             proc = subprocess.Popen(
                 [slapd, "-d", "0", "-h", f"{self.url}/", "-f", str(self.config_file)],
-                stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
                 start_new_session=True,  # a terminal's Ctrl-C reaches us, not slapd
             )
         self._proc = proc
@@ -536,14 +559,18 @@ class SlapdInstance:
             if proc.poll() is not None:
                 self._proc = None
                 _running.discard(self)
-                raise SlapdError(f"slapd exited with status {proc.returncode} on {self.url}; "
-                                 f"log {self._log}:\n{_tail(self._log)}")
+                raise SlapdError(
+                    f"slapd exited with status {proc.returncode} on {self.url}; "
+                    f"log {self._log}:\n{_tail(self._log)}"
+                )
             if _answers_ldap(self._port, timeout=0.5):
                 return
             if time.monotonic() > deadline:
                 self.kill()
-                raise SlapdError(f"slapd did not answer on {self.url} within "
-                                 f"{_START_TIMEOUT:.0f} s; log {self._log}:\n{_tail(self._log)}")
+                raise SlapdError(
+                    f"slapd did not answer on {self.url} within "
+                    f"{_START_TIMEOUT:.0f} s; log {self._log}:\n{_tail(self._log)}"
+                )
             time.sleep(0.01)
 
     # -- configuration ----------------------------------------------------------------------
@@ -673,7 +700,7 @@ class SlapdInstance:
                 f"syncrepl rid={number:03d} provider={peer} type=refreshAndPersist",
                 f"  bindmethod=simple binddn={_quote_dn(self.admin_dn)}",
                 f"  credentials={self._admin_password}",
-                f"  searchbase={_quote_dn(self._base_dn)} retry=\"1 +\" timeout=3",
+                f'  searchbase={_quote_dn(self._base_dn)} retry="1 +" timeout=3',
             ]
         lines.append("multiprovider on")
         return lines
@@ -706,8 +733,10 @@ def slapadd(instance: SlapdInstance, ldif_path: Path | str) -> None:
     instance.start()
     instance.stop()
     try:
-        instance._run([tool, "-f", str(instance.config_file), "-q", "-l", str(ldif_path)],
-                      f"slapadd {ldif_path}")
+        instance._run(
+            [tool, "-f", str(instance.config_file), "-q", "-l", str(ldif_path)],
+            f"slapadd {ldif_path}",
+        )
     finally:
         instance.start()
 
@@ -725,14 +754,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     parser = argparse.ArgumentParser(
         prog="python -m scim_core.testing.slapd",
-        description="Run a throwaway OpenLDAP slapd seeded with examples/slapd.")
-    parser.add_argument("--directory", type=Path, default=None,
-                        help="folder for config and data (kept); default: a temporary folder")
+        description="Run a throwaway OpenLDAP slapd seeded with examples/slapd.",
+    )
+    parser.add_argument(
+        "--directory",
+        type=Path,
+        default=None,
+        help="folder for config and data (kept); default: a temporary folder",
+    )
     parser.add_argument("--port", type=int, default=None, help="port on 127.0.0.1")
-    parser.add_argument("--no-seed", dest="seed", action="store_false",
-                        help="do not load the seed LDIF files")
-    parser.add_argument("--seed-file", dest="seed_files", type=Path, action="append",
-                        default=None, help="LDIF to load instead of examples/slapd/*.ldif")
+    parser.add_argument(
+        "--no-seed", dest="seed", action="store_false", help="do not load the seed LDIF files"
+    )
+    parser.add_argument(
+        "--seed-file",
+        dest="seed_files",
+        type=Path,
+        action="append",
+        default=None,
+        help="LDIF to load instead of examples/slapd/*.ldif",
+    )
     args = parser.parse_args(argv)
 
     stopping = threading.Event()
@@ -741,16 +782,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         stopping.set()
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
-    instance = SlapdInstance(args.directory, args.port, seed=args.seed,
-                             seed_files=args.seed_files)
+    instance = SlapdInstance(args.directory, args.port, seed=args.seed, seed_files=args.seed_files)
     try:
         instance.start()
         for name, value in instance.environment().items():
             print(f"{name}={value}", flush=True)
         while not stopping.wait(0.2):
             if not instance.running:
-                print(f"slapd died; log {instance.log_file}:\n{_tail(instance.log_file)}",
-                      file=sys.stderr, flush=True)
+                print(
+                    f"slapd died; log {instance.log_file}:\n{_tail(instance.log_file)}",
+                    file=sys.stderr,
+                    flush=True,
+                )
                 return 1
     except SlapdError as error:
         print(f"error: {error}", file=sys.stderr, flush=True)

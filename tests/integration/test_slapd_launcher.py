@@ -32,8 +32,13 @@ INSUFFICIENT_ACCESS = 50
 CONSTRAINT_VIOLATION = 19
 
 
-def connect(instance: SlapdInstance, dn: str | None = None, password: str | None = None,
-            *, bind: bool = True) -> Connection:
+def connect(
+    instance: SlapdInstance,
+    dn: str | None = None,
+    password: str | None = None,
+    *,
+    bind: bool = True,
+) -> Connection:
     """Open an ldap3 connection (bound when ``bind``; anonymous when ``dn`` is None)."""
     server = Server(instance.url, get_info=NONE, connect_timeout=5)
     conn = Connection(server, user=dn, password=password, receive_timeout=10)
@@ -57,8 +62,12 @@ def can_bind(instance: SlapdInstance, dn: str, password: str) -> bool:
 def person(uid: str, password: str | None = None) -> dict[str, object]:
     """Attributes of a minimal inetOrgPerson."""
     attributes: dict[str, object] = {
-        "objectClass": ["inetOrgPerson"], "uid": uid, "cn": f"Test {uid}", "sn": uid,
-        "givenName": "Test", "mail": f"{uid}@example.org",
+        "objectClass": ["inetOrgPerson"],
+        "uid": uid,
+        "cn": f"Test {uid}",
+        "sn": uid,
+        "givenName": "Test",
+        "mail": f"{uid}@example.org",
     }
     if password is not None:
         attributes["userPassword"] = password
@@ -158,11 +167,14 @@ def test_service_account_writes_people_and_groups_only(
     assert service.modify(user_dn, {"mail": [(MODIFY_ADD, [f"{uid}@example.net"])]})
     assert service.modify_dn(user_dn, f"uid={uid}-renamed"), service.result
     user_dn = f"uid={uid}-renamed,{slapd.users_base}"
-    assert service.add(group_dn, attributes={"objectClass": ["groupOfNames"], "cn": uid,
-                                             "member": [slapd.placeholder_dn]}), service.result
+    assert service.add(
+        group_dn,
+        attributes={"objectClass": ["groupOfNames"], "cn": uid, "member": [slapd.placeholder_dn]},
+    ), service.result
     assert service.search(slapd.placeholder_dn, "(objectClass=*)", BASE), service.result
-    assert service.search(slapd.users_base, f"(uid={uid}-renamed)",
-                          attributes=["entryUUID"]), service.result
+    assert service.search(slapd.users_base, f"(uid={uid}-renamed)", attributes=["entryUUID"]), (
+        service.result
+    )
     assert service.entries[0].entryUUID.value
 
     refused = [
@@ -170,10 +182,14 @@ def test_service_account_writes_people_and_groups_only(
         service.modify(slapd.users_base, {"description": [(MODIFY_REPLACE, ["x"])]}),
         service.modify(slapd.services_base, {"description": [(MODIFY_REPLACE, ["x"])]}),
         service.modify(slapd.placeholder_dn, {"description": [(MODIFY_REPLACE, ["x"])]}),
-        service.add(f"cn={uid},{slapd.services_base}",
-                    attributes={"objectClass": ["organizationalRole"], "cn": uid}),
-        service.add(f"ou={uid},{slapd.base_dn}",
-                    attributes={"objectClass": ["organizationalUnit"], "ou": uid}),
+        service.add(
+            f"cn={uid},{slapd.services_base}",
+            attributes={"objectClass": ["organizationalRole"], "cn": uid},
+        ),
+        service.add(
+            f"ou={uid},{slapd.base_dn}",
+            attributes={"objectClass": ["organizationalUnit"], "ou": uid},
+        ),
         service.delete(slapd.placeholder_dn),
     ]
     assert refused == [False] * len(refused)
@@ -209,8 +225,9 @@ def test_password_bind_and_administrative_lock(
     assert "userPassword" not in service.entries[0].entry_attributes_as_dict
 
     # Disable (active=false): a plain modify by the service account, no control needed.
-    assert service.modify(dn, {"pwdAccountLockedTime": [(MODIFY_REPLACE, [LOCKED])]}), \
+    assert service.modify(dn, {"pwdAccountLockedTime": [(MODIFY_REPLACE, [LOCKED])]}), (
         service.result
+    )
     assert not can_bind(slapd, dn, "first-password")
     service.search(dn, "(pwdAccountLockedTime=*)", BASE, attributes=["pwdAccountLockedTime"])
     assert len(service.entries) == 1
@@ -231,8 +248,9 @@ def test_memberof_and_refint(slapd: SlapdInstance, service: Connection) -> None:
     user_dn = f"uid={uid},{slapd.users_base}"
     group_dn = f"cn={uid},{slapd.groups_base}"
     assert service.add(user_dn, attributes=person(uid)), service.result
-    assert service.add(group_dn, attributes={"objectClass": ["groupOfNames"], "cn": uid,
-                                             "member": [user_dn]}), service.result
+    assert service.add(
+        group_dn, attributes={"objectClass": ["groupOfNames"], "cn": uid, "member": [user_dn]}
+    ), service.result
     service.search(user_dn, "(objectClass=*)", BASE, attributes=["memberOf"])
     assert service.entries[0].memberOf.values == [group_dn]
 
@@ -253,15 +271,34 @@ def test_sort_and_vlv_controls_are_offered(slapd: SlapdInstance) -> None:
 
 def test_sort_by_uid_needs_an_explicit_ordering_rule(slapd: SlapdInstance) -> None:
     """uid and cn have no ORDERING rule: the sort key must name caseIgnoreOrderingMatch."""
-    base = ["ldapsearch", "-x", "-LLL", "-H", slapd.url, "-D", slapd.service_dn,
-            "-w", slapd.service_password, "-b", slapd.users_base, "(uid=*)", "uid"]
+    base = [
+        "ldapsearch",
+        "-x",
+        "-LLL",
+        "-H",
+        slapd.url,
+        "-D",
+        slapd.service_dn,
+        "-w",
+        slapd.service_password,
+        "-b",
+        slapd.users_base,
+        "(uid=*)",
+        "uid",
+    ]
     env = dict(os.environ, LDAPNOINIT="1")
-    without = subprocess.run([*base, "-E", "!sss=uid"], capture_output=True, text=True,
-                             env=env, check=False)
+    without = subprocess.run(
+        [*base, "-E", "!sss=uid"], capture_output=True, text=True, env=env, check=False
+    )
     assert "No ordering rule" in without.stderr
-    with_rule = subprocess.run([*base, "-E", "!sss=uid:2.5.13.3", "-E", "!vlv=0/1/1/0"],
-                               capture_output=True, text=True, env=env, check=False,
-                               input="\n")
+    with_rule = subprocess.run(
+        [*base, "-E", "!sss=uid:2.5.13.3", "-E", "!vlv=0/1/1/0"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        input="\n",
+    )
     assert "vlvResult" in with_rule.stdout, with_rule.stderr
     assert "uid: alice" in with_rule.stdout
 
@@ -270,16 +307,22 @@ def test_slapadd_and_paged_search_beyond_sizelimit(tmp_path: Path) -> None:
     ldif = tmp_path / "bulk.ldif"
     with ldif.open("w") as out:
         for number in range(600):
-            out.write(f"dn: uid=bulk{number:04d},ou=people,dc=example,dc=org\n"
-                      f"objectClass: inetOrgPerson\nuid: bulk{number:04d}\n"
-                      f"cn: Bulk {number}\nsn: Bulk\n\n")
+            out.write(
+                f"dn: uid=bulk{number:04d},ou=people,dc=example,dc=org\n"
+                f"objectClass: inetOrgPerson\nuid: bulk{number:04d}\n"
+                f"cn: Bulk {number}\nsn: Bulk\n\n"
+            )
     with SlapdInstance() as instance:
         slapadd(instance, ldif)
         assert instance.running
         conn = connect(instance, instance.service_dn, instance.service_password)
         entries = conn.extend.standard.paged_search(
-            instance.users_base, "(objectClass=inetOrgPerson)", attributes=["uid"],
-            paged_size=200, generator=False)
+            instance.users_base,
+            "(objectClass=inetOrgPerson)",
+            attributes=["uid"],
+            paged_size=200,
+            generator=False,
+        )
         found = [entry for entry in entries if entry["type"] == "searchResEntry"]
         assert len(found) == 602  # 600 bulk users + the two seeded ones
         conn.unbind()
@@ -294,9 +337,19 @@ def test_slapadd_and_paged_search_beyond_sizelimit(tmp_path: Path) -> None:
 def test_main_runs_in_foreground_until_signalled(tmp_path: Path, signum: int) -> None:
     directory = tmp_path / "fg"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "scim_core.testing.slapd", "--directory", str(directory),
-         "--port", str(find_free_port())],
-        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "scim_core.testing.slapd",
+            "--directory",
+            str(directory),
+            "--port",
+            str(find_free_port()),
+        ],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
         env=dict(os.environ, PYTHONPATH=str(REPO)),
     )
     try:
@@ -313,13 +366,21 @@ def test_main_runs_in_foreground_until_signalled(tmp_path: Path, signum: int) ->
                     name, _, value = line.rstrip("\n").partition("=")
                     settings[name] = value
         assert list(settings) == [
-            "LDAP_URL", "LDAP_USERS_BASE", "LDAP_GROUPS_BASE", "LDAP_ADMIN_DN",
-            "LDAP_ADMIN_PASSWORD", "LDAP_SERVICE_DN", "LDAP_SERVICE_PASSWORD",
+            "LDAP_URL",
+            "LDAP_USERS_BASE",
+            "LDAP_GROUPS_BASE",
+            "LDAP_ADMIN_DN",
+            "LDAP_ADMIN_PASSWORD",
+            "LDAP_SERVICE_DN",
+            "LDAP_SERVICE_PASSWORD",
             "LDAP_PLACEHOLDER_DN",
         ], proc.stderr.read() if proc.stderr else ""
         slapd_pid = int((directory / "slapd.pid").read_text())
-        conn = Connection(Server(settings["LDAP_URL"], get_info=NONE),
-                          settings["LDAP_SERVICE_DN"], settings["LDAP_SERVICE_PASSWORD"])
+        conn = Connection(
+            Server(settings["LDAP_URL"], get_info=NONE),
+            settings["LDAP_SERVICE_DN"],
+            settings["LDAP_SERVICE_PASSWORD"],
+        )
         assert conn.bind(), conn.result
         conn.unbind()
         proc.send_signal(signum)

@@ -67,6 +67,8 @@ def test_tokens_are_required_and_never_plaintext():
 
 def test_secret_value_is_not_echoed_when_invalid():
     with pytest.raises(ConfigError) as caught:
-        LdapSettings.from_environ({**LDAP_ENV, "SCIM_LDAP_BIND_PASSWORD_FILE": "/nonexistent"}
-                                  | {"SCIM_LDAP_BIND_PASSWORD": ""})
+        LdapSettings.from_environ(
+            {**LDAP_ENV, "SCIM_LDAP_BIND_PASSWORD_FILE": "/nonexistent"}
+            | {"SCIM_LDAP_BIND_PASSWORD": ""}
+        )
     assert "canary" not in str(caught.value)

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from scim_core.backends.ldap.backend import LdapBackend
 from scim_core.backends.ldap.settings import LDAP_SETTINGS, LdapSettings
 
-__all__ = ["LdapBackend", "LdapSettings", "LDAP_SETTINGS", "create_backend"]
+__all__ = ["LDAP_SETTINGS", "LdapBackend", "LdapSettings", "create_backend"]
 
 
 def create_backend(settings: Mapping[str, str]) -> LdapBackend:

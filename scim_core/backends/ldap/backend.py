@@ -20,7 +20,7 @@ from ldap3 import (
     Connection,
 )
 from ldap3.core import results as ldap3_results
-from ldap3.core.exceptions import LDAPOperationResult
+from ldap3.core.exceptions import LDAPInvalidDnError, LDAPOperationResult
 from ldap3.utils.dn import parse_dn
 from ldap3.utils.dn import safe_dn as _safe_dn
 
@@ -45,11 +45,13 @@ from scim_core.errors import (
     Uniqueness,
 )
 from scim_core.schemas.resources import ENTERPRISE_URN
-from scim_core.secret import Secret
+from scim_core.secret import InFlightSecretFilter, Secret
 
 __all__ = ["LdapBackend"]
 
 log = logging.getLogger("scim.ldap")
+# ldap3 dumps request payloads at its EXTENDED log level, password-modify included.
+logging.getLogger("ldap3").addFilter(InFlightSecretFilter())
 
 _USER_CLASS_FILTER = "(objectClass=inetOrgPerson)"
 _GROUP_CLASS_FILTER = "(objectClass=groupOfNames)"
@@ -87,7 +89,7 @@ def _dn_key(dn: str) -> str:
     """A comparable form of a DN (case and spacing folded, RFC 4514 escapes kept)."""
     try:
         return str(_safe_dn(dn)).lower()
-    except Exception:  # noqa: BLE001 - an unparsable DN compares as itself
+    except Exception:
         return dn.lower()
 
 
@@ -267,7 +269,8 @@ class LdapBackend:
                 continue
             try:
                 rdn = parse_dn(str(manager))[0]
-            except Exception:  # noqa: BLE001 - a malformed DN is simply not resolvable
+            except LDAPInvalidDnError:
+                log.debug("manager value is not a DN; left unresolved")
                 continue
             if rdn[0].lower() == "uid":
                 uids[str(manager).lower()] = rdn[1]
@@ -278,7 +281,9 @@ class LdapBackend:
             self.settings.users_base, f"(|{parts})", [self.dialect.id_attribute]
         )
         by_dn = {
-            e["dn"].lower(): self.dialect.format_id(first(e["attributes"], self.dialect.id_attribute))
+            e["dn"].lower(): self.dialect.format_id(
+                first(e["attributes"], self.dialect.id_attribute)
+            )
             for e in found
         }
         return {dn: by_dn[dn] for dn in uids if dn in by_dn}
@@ -308,7 +313,12 @@ class LdapBackend:
         return self._to_users([entry])[0] if entry else None
 
     def _sorted_page(
-        self, base: str, search_filter: str, sort_attribute: str, query: Query, attributes: list[str]
+        self,
+        base: str,
+        search_filter: str,
+        sort_attribute: str,
+        query: Query,
+        attributes: list[str],
     ) -> tuple[int, list[dict[str, Any]]]:
         """One window of a server-side sorted result with its total (sort + VLV controls)."""
         controls = [
@@ -350,7 +360,8 @@ class LdapBackend:
 
     def _set_password(self, dn: str, password: Secret) -> None:
         def operation(connection: Connection) -> None:
-            connection.extend.standard.modify_password(user=dn, new_password=password.reveal())
+            with password.exposed() as value:
+                connection.extend.standard.modify_password(user=dn, new_password=value)
 
         try:
             self.connections.run(operation, retry=False)

@@ -28,7 +28,7 @@ from ldap3.core.exceptions import (
 from scim_core.backends.ldap.settings import LdapSettings
 from scim_core.errors import DirectoryUnavailable
 
-__all__ = ["ConnectionFactory", "UNAVAILABLE"]
+__all__ = ["UNAVAILABLE", "ConnectionFactory"]
 
 log = logging.getLogger("scim.ldap")
 
@@ -54,8 +54,10 @@ class ConnectionFactory:
     def __init__(self, settings: LdapSettings) -> None:
         self._settings = settings
         tls = None
-        if settings.ca_file or settings.start_tls or any(
-            u.lower().startswith("ldaps://") for u in settings.urls
+        if (
+            settings.ca_file
+            or settings.start_tls
+            or any(u.lower().startswith("ldaps://") for u in settings.urls)
         ):
             tls = Tls(validate=ssl.CERT_REQUIRED, ca_certs_file=settings.ca_file)
         servers = [

@@ -16,15 +16,15 @@ from pyasn1.codec.ber import decoder, encoder
 from pyasn1.type import namedtype, tag, univ
 
 __all__ = [
-    "VALUES_RETURN_FILTER_OID",
     "SORT_OID",
+    "VALUES_RETURN_FILTER_OID",
     "VLV_REQUEST_OID",
     "VLV_RESPONSE_OID",
     "VlvResult",
-    "values_return_filter",
-    "sort_control",
-    "vlv_control",
     "parse_vlv_response",
+    "sort_control",
+    "values_return_filter",
+    "vlv_control",
 ]
 
 SORT_OID = "1.2.840.113556.1.4.473"

@@ -14,7 +14,7 @@ from typing import Final
 
 from ldap3 import MODIFY_DELETE, MODIFY_REPLACE
 
-__all__ = ["Dialect", "DIALECTS", "OPENLDAP", "DS389", "ACTIVE_DIRECTORY", "Change"]
+__all__ = ["ACTIVE_DIRECTORY", "DIALECTS", "DS389", "OPENLDAP", "Change", "Dialect"]
 
 Change = tuple[str, list[str]]
 """One ldap3 modify change: (operation, values)."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ldap3.utils.conv import escape_filter_chars
 
-__all__ = ["filter_value", "dn_value"]
+__all__ = ["dn_value", "filter_value"]
 
 # RFC 4514 §2.4: these are escaped with a backslash wherever they stand.
 _DN_SPECIALS = {c: "\\" + c for c in '\\,+"<>;='}
@@ -21,7 +21,7 @@ def filter_value(value: str) -> str:
 
 
 def dn_value(value: str) -> str:
-    """Escape an attribute value for use in an RFC 4514 DN (specials, leading ``#``/space, trailing space).
+    """Escape an attribute value for an RFC 4514 DN: specials, leading ``#``/space, trailing space.
 
     :raises ValueError: for the empty string, which no RDN may hold.
     """

@@ -17,7 +17,7 @@ from scim_core.backend import Resource
 from scim_core.backends.ldap.dialects import Change, Dialect
 from scim_core.schemas.resources import ENTERPRISE_URN
 
-__all__ = ["UserMapping", "generalized_to_iso", "first"]
+__all__ = ["UserMapping", "first", "generalized_to_iso"]
 
 Attributes = Mapping[str, Sequence[Any]]
 
@@ -162,7 +162,9 @@ class UserMapping:
 
     # ----------------------------------------------------------------- writing
 
-    def to_attributes(self, resource: Mapping[str, Any], manager_dn: str | None) -> dict[str, list[str]]:
+    def to_attributes(
+        self, resource: Mapping[str, Any], manager_dn: str | None
+    ) -> dict[str, list[str]]:
         """The LDAP values a resource implies (uid and active excluded: RDN and dialect).
 
         ``cn`` is required by inetOrgPerson: it defaults to "givenName familyName".

@@ -1,0 +1,172 @@
+"""Users over HTTP, checked in the directory itself: binds, hashes, renames, rollback."""
+
+import logging
+import uuid
+
+import pytest
+from ldap3 import BASE
+
+from tests.integration.conftest import can_bind
+
+ENTERPRISE = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"
+PATCH_OP = "urn:ietf:params:scim:api:messages:2.0:PatchOp"
+CANARY = "Canary-Pw-" + uuid.uuid4().hex[:8]
+
+
+def new_user(http, password=None, **extra):
+    name = "it" + uuid.uuid4().hex[:10]
+    body = {
+        "userName": name,
+        "name": {"givenName": "Ina", "familyName": "Tegration"},
+        "emails": [{"value": f"{name}@example.com", "type": "work"}],
+        **extra,
+    }
+    if password:
+        body["password"] = password
+    response = http("POST", "/Users", json=body)
+    assert response.status_code == 201, response.get_json(force=True)
+    return response.get_json(force=True)
+
+
+def patch(http, user, *operations, **kwargs):
+    body = {"schemas": [PATCH_OP], "Operations": list(operations)}
+    return http("PATCH", "/Users/" + user["id"], json=body, **kwargs)
+
+
+def dn_of(slapd, user):
+    return f"uid={user['userName']},{slapd.users_base}"
+
+
+def test_password_is_hashed_by_the_directory(http, slapd, admin):
+    user = new_user(http, password="Initial-Pa55")
+    admin.search(dn_of(slapd, user), "(objectClass=*)", BASE, attributes=["userPassword"])
+    stored = admin.response[0]["attributes"]["userPassword"][0]
+    stored = stored.decode() if isinstance(stored, bytes) else stored
+    assert stored.startswith("{") and "Initial-Pa55" not in stored
+    assert can_bind(slapd, dn_of(slapd, user), "Initial-Pa55")
+
+
+def test_disable_is_enforced_and_reversible(http, slapd):
+    user = new_user(http, password="Initial-Pa55")
+    dn = dn_of(slapd, user)
+    for _ in range(2):
+        response = patch(http, user, {"op": "Replace", "path": "active", "value": "False"})
+        assert response.status_code == 200
+        assert response.get_json(force=True)["active"] is False
+        assert not can_bind(slapd, dn, "Initial-Pa55")
+    listed = http("GET", "/Users", query_string={"filter": "active eq false", "count": "200"})
+    assert user["id"] in [r["id"] for r in listed.get_json(force=True)["Resources"]]
+    response = patch(http, user, {"op": "replace", "path": "active", "value": True})
+    assert response.get_json(force=True)["active"] is True
+    assert can_bind(slapd, dn, "Initial-Pa55")
+
+
+def test_a_noop_patch_writes_nothing(http):
+    user = new_user(http, title="Engineer")
+    op = {"op": "replace", "path": "title", "value": "Engineer"}
+    response = patch(http, user, op)
+    assert response.status_code == 200
+    assert response.headers["ETag"] == user["meta"]["version"]
+
+
+def test_refused_password_rolls_the_create_back(http, admin, slapd):
+    name = "rb" + uuid.uuid4().hex[:10]
+    body = {
+        "userName": name,
+        "name": {"givenName": "Roll", "familyName": "Back"},
+        "emails": [{"value": f"{name}@example.com"}],
+        "password": "short",
+    }
+    response = http("POST", "/Users", json=body)
+    assert response.status_code == 400
+    assert "short" not in response.get_data(as_text=True)
+    admin.search(slapd.users_base, f"(uid={name})", attributes=["uid"])
+    assert admin.response == [] or all(r["type"] != "searchResEntry" for r in admin.response)
+
+
+def test_rename_is_a_modrdn_and_memberships_follow(http, slapd, admin):
+    user = new_user(http)
+    group = "Renamers " + uuid.uuid4().hex[:6]
+    http("POST", "/Groups", json={"displayName": group, "members": [{"value": user["id"]}]})
+    new_name = "renamed" + uuid.uuid4().hex[:8]
+    response = patch(http, user, {"op": "replace", "path": "userName", "value": new_name})
+    assert response.status_code == 200
+    body = response.get_json(force=True)
+    assert (body["id"], body["userName"]) == (user["id"], new_name)
+    admin.search(f"cn={group},{slapd.groups_base}", "(objectClass=*)", BASE, attributes=["member"])
+    members = [m.lower() for m in admin.response[0]["attributes"]["member"]]
+    assert f"uid={new_name},{slapd.users_base}".lower() in members
+    assert dn_of(slapd, user).lower() not in members
+    fetched = http("GET", "/Groups/" + group).get_json(force=True)
+    assert [m["display"] for m in fetched["members"]] == [new_name]
+
+
+def test_manager_is_stored_as_a_dn(http, slapd, admin):
+    boss = new_user(http)
+    worker = new_user(http, **{ENTERPRISE: {"manager": {"value": boss["id"]}}})
+    assert worker[ENTERPRISE]["manager"]["value"] == boss["id"]
+    admin.search(dn_of(slapd, worker), "(objectClass=*)", BASE, attributes=["manager"])
+    assert admin.response[0]["attributes"]["manager"] == [dn_of(slapd, boss)]
+
+
+def test_external_id_round_trips(http):
+    user = new_user(http, externalId="Ext-ID-42")
+    assert http("GET", "/Users/" + user["id"]).get_json(force=True)["externalId"] == "Ext-ID-42"
+
+
+def test_filter_values_cannot_inject(http):
+    new_user(http)
+    for value in ("*", "*)(uid=*", "a)(|(uid=*", "\\\\2a", "x\\u0000"):
+        response = http("GET", "/Users", query_string={"filter": f'userName eq "{value}"'})
+        assert response.status_code in (200, 400)
+        if response.status_code == 200:
+            assert response.get_json(force=True)["totalResults"] == 0
+
+
+def test_filter_is_url_decoded(http):
+    user = new_user(http)
+    response = http("GET", "/Users?filter=userName+eq+%22" + user["userName"].upper() + "%22")
+    assert [r["id"] for r in response.get_json(force=True)["Resources"]] == [user["id"]]
+
+
+def test_canary_password_never_leaks(http, caplog):
+    logging.getLogger("ldap3").setLevel(logging.DEBUG)
+    from ldap3.utils.log import EXTENDED, set_library_log_detail_level
+
+    set_library_log_detail_level(EXTENDED)
+    try:
+        with caplog.at_level(logging.DEBUG):
+            seen = []
+            user = new_user(http, password=CANARY + "1")
+            seen.append(http("GET", "/Users/" + user["id"]).get_data(as_text=True))
+            for op in (
+                {"op": "replace", "path": "password", "value": CANARY + "2"},
+                {"op": "replace", "value": {"password": CANARY + "3"}},
+                {"op": "replace", "path": "password", "value": "short"},
+            ):
+                seen.append(patch(http, user, op).get_data(as_text=True))
+            body = {
+                "userName": user["userName"],
+                "name": {"givenName": "A", "familyName": "B"},
+                "emails": [{"value": "a@example.com"}],
+                "password": CANARY + "4",
+            }
+            seen.append(http("PUT", "/Users/" + user["id"], json=body).get_data(as_text=True))
+            seen.append(
+                http("POST", "/Users", json={"password": CANARY + "5"}).get_data(as_text=True)
+            )
+    finally:
+        set_library_log_detail_level(0)
+        logging.getLogger("ldap3").setLevel(logging.NOTSET)
+    assert len(caplog.records) > 0
+    assert all(CANARY not in text for text in seen)
+    logged = "\n".join(
+        caplog.handler.format(r) + repr(r.__dict__) for r in caplog.records
+    )
+    assert CANARY not in logged
+
+
+@pytest.mark.parametrize("ident", ["not-a-uuid", "00000000-0000-0000-0000-000000000000"])
+def test_get_delete_unknown(http, ident):
+    assert http("GET", "/Users/" + ident).status_code == 404
+    assert http("DELETE", "/Users/" + ident).status_code == 404
