@@ -429,7 +429,9 @@ class ScimService:
         projection = parse_projection(request.query, GROUP_URN)
         plan = _MembershipPlan.from_operations(operations, group_id)
         if request.if_match:
-            _check_version(request, self._group_or_404(group_id, Projection(include=frozenset({"id"}))))
+            _check_version(
+                request, self._group_or_404(group_id, Projection(include=frozenset({"id"})))
+            )
         add, remove = plan.add, plan.remove
         if plan.replace is not None:
             current = self._group_or_404(group_id, Projection())

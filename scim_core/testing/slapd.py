@@ -44,7 +44,6 @@ import sys
 import tempfile
 import threading
 import time
-import weakref
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from types import FrameType, TracebackType
@@ -101,7 +100,8 @@ _SEEDED_MARKER = ".seeded"
 # An anonymous simple BindRequest, message id 1 (RFC 4511 §4.2), BER-encoded.
 _ANONYMOUS_BIND = bytes.fromhex("300c020101600702010304008000")
 
-_running: weakref.WeakSet[SlapdInstance] = weakref.WeakSet()
+# Strong references: a running instance is never garbage-collected with its slapd left behind.
+_running: set[SlapdInstance] = set()
 
 
 class SlapdError(RuntimeError):
@@ -270,6 +270,15 @@ class SlapdInstance:
         server_id: int | None = None,
         peers: Sequence[str] = (),
     ) -> None:
+        positive = {"sssvlv_max": sssvlv_max, "sssvlv_maxperconn": sssvlv_maxperconn}
+        positive.update(maxsize=maxsize, sizelimit=1 if sizelimit is None else sizelimit + 1)
+        for name, value in positive.items():
+            if value < 1:
+                raise ValueError(f"{name} is out of range")
+        if server_id is not None and not 1 <= server_id <= 4095:
+            raise ValueError("server_id must be between 1 and 4095")
+        if peers and server_id is None:
+            raise ValueError("replication peers need a server_id")
         self._owns_directory = directory is None
         self._directory = (
             Path(tempfile.mkdtemp(prefix="scim-slapd-"))
@@ -402,7 +411,11 @@ class SlapdInstance:
     # -- life cycle -------------------------------------------------------------------------
 
     def __enter__(self) -> SlapdInstance:
-        return self.start()
+        try:
+            return self.start()
+        except BaseException:
+            self.close()
+            raise
 
     def __exit__(
         self,
@@ -546,7 +559,7 @@ class SlapdInstance:
             log.write(f"--- {time.strftime('%Y-%m-%dT%H:%M:%S')} start on {self.url}\n".encode())
             log.flush()
             proc = subprocess.Popen(
-                [slapd, "-d", "0", "-h", f"{self.url}/", "-f", str(self.config_file)],
+                [slapd, "-d", "none", "-h", f"{self.url}/", "-f", str(self.config_file)],
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=log,
@@ -563,7 +576,9 @@ class SlapdInstance:
                     f"slapd exited with status {proc.returncode} on {self.url}; "
                     f"log {self._log}:\n{_tail(self._log)}"
                 )
-            if _answers_ldap(self._port, timeout=0.5):
+            # slapd writes its pid file only after binding the port: a server answering before
+            # that is someone else's (a port race with a parallel session), not ours.
+            if self._pid_file_holds(proc.pid) and _answers_ldap(self._port, timeout=0.25):
                 return
             if time.monotonic() > deadline:
                 self.kill()
@@ -572,6 +587,13 @@ class SlapdInstance:
                     f"{_START_TIMEOUT:.0f} s; log {self._log}:\n{_tail(self._log)}"
                 )
             time.sleep(0.01)
+
+    def _pid_file_holds(self, pid: int) -> bool:
+        """Return whether ``slapd.pid`` in the folder names ``pid``."""
+        try:
+            return (self._directory / "slapd.pid").read_text().strip() == str(pid)
+        except OSError:
+            return False
 
     # -- configuration ----------------------------------------------------------------------
 
@@ -700,7 +722,7 @@ class SlapdInstance:
                 f"syncrepl rid={number:03d} provider={peer} type=refreshAndPersist",
                 f"  bindmethod=simple binddn={_quote_dn(self.admin_dn)}",
                 f"  credentials={self._admin_password}",
-                f'  searchbase={_quote_dn(self._base_dn)} retry="1 +" timeout=3',
+                f'  searchbase={_quote_dn(self._base_dn)} retry="1 +"',
             ]
         lines.append("multiprovider on")
         return lines

@@ -47,9 +47,7 @@ def http(app):
 
 @pytest.fixture
 def admin(slapd):
-    connection = Connection(
-        Server(slapd.url), slapd.admin_dn, slapd.admin_password, auto_bind=True
-    )
+    connection = Connection(Server(slapd.url), slapd.admin_dn, slapd.admin_password, auto_bind=True)
     yield connection
     connection.unbind()
 

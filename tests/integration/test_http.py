@@ -90,9 +90,7 @@ def test_bodies_are_checked(http):
         "invalidSyntax",
     )
     huge = json.dumps({"userName": "x" * (1024 * 1024 + 1)}).encode()
-    assert_scim_error(
-        http("POST", "/Users", data=huge, headers={"Content-Type": SCIM_JSON}), 413
-    )
+    assert_scim_error(http("POST", "/Users", data=huge, headers={"Content-Type": SCIM_JSON}), 413)
 
 
 def test_plain_json_is_accepted_and_scim_json_answered(http):
@@ -101,8 +99,12 @@ def test_plain_json_is_accepted_and_scim_json_answered(http):
         "name": {"givenName": "Plain", "familyName": "Json"},
         "emails": [{"value": "plainjson@example.com"}],
     }
-    response = http("POST", "/Users", data=json.dumps(body),
-                    headers={"Content-Type": "application/json; charset=utf-8"})
+    response = http(
+        "POST",
+        "/Users",
+        data=json.dumps(body),
+        headers={"Content-Type": "application/json; charset=utf-8"},
+    )
     assert response.status_code in (201, 409)
     assert response.headers["Content-Type"] == SCIM_JSON
 

@@ -160,9 +160,7 @@ def test_canary_password_never_leaks(http, caplog):
         logging.getLogger("ldap3").setLevel(logging.NOTSET)
     assert len(caplog.records) > 0
     assert all(CANARY not in text for text in seen)
-    logged = "\n".join(
-        caplog.handler.format(r) + repr(r.__dict__) for r in caplog.records
-    )
+    logged = "\n".join(caplog.handler.format(r) + repr(r.__dict__) for r in caplog.records)
     assert CANARY not in logged
 
 

@@ -15,11 +15,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from ldap3 import FIRST, NONE, SYNC, Connection, Server, ServerPool, Tls
+from ldap3 import NONE, SYNC, Connection, Server, Tls
 from ldap3.core.exceptions import (
     LDAPBindError,
     LDAPCommunicationError,
     LDAPException,
+    LDAPResponseTimeoutError,
     LDAPSessionTerminatedByServerError,
     LDAPSocketOpenError,
     LDAPStartTLSError,
@@ -36,6 +37,7 @@ T = TypeVar("T")
 
 UNAVAILABLE: tuple[type[Exception], ...] = (
     LDAPCommunicationError,
+    LDAPResponseTimeoutError,
     LDAPSessionTerminatedByServerError,
     LDAPSocketOpenError,
     LDAPStartTLSError,
@@ -60,18 +62,34 @@ class ConnectionFactory:
             or any(u.lower().startswith("ldaps://") for u in settings.urls)
         ):
             tls = Tls(validate=ssl.CERT_REQUIRED, ca_certs_file=settings.ca_file)
-        servers = [
-            Server(url, get_info=NONE, connect_timeout=settings.connect_timeout, tls=tls)
-            for url in settings.urls
-        ]
-        # active=1: try each server once per open; exhaust=False: a failed one is retried later.
-        self._pool = ServerPool(servers, FIRST, active=1, exhaust=False)
+        self._tls = tls
         self._local = threading.local()
 
     def _open(self) -> Connection:
+        """Connect to the first URL that answers, in the configured order (failover).
+
+        ldap3's ServerPool would sleep between rounds when every server is down; here an
+        outage costs at most one connect timeout per URL, then the caller answers 503.
+        """
+        failure: Exception | None = None
+        for url in self._settings.urls:
+            # A fresh Server each time: ldap3 remembers an address that failed once and
+            # skips it, so a reused Server would not see a directory that came back.
+            server = Server(
+                url, get_info=NONE, connect_timeout=self._settings.connect_timeout, tls=self._tls
+            )
+            try:
+                return self._open_server(server)
+            except UNAVAILABLE as error:
+                failure = error
+                log.warning("directory %s unreachable: %s", server.host, type(error).__name__)
+        assert failure is not None
+        raise failure
+
+    def _open_server(self, server: Server) -> Connection:
         settings = self._settings
         connection = Connection(
-            self._pool,
+            server,
             user=settings.bind_dn,
             password=settings.bind_password,
             client_strategy=SYNC,
@@ -81,10 +99,14 @@ class ConnectionFactory:
             read_only=False,
             check_names=False,
         )
-        connection.open()
-        if settings.start_tls and not connection.server.ssl:
-            connection.start_tls()
-        connection.bind()
+        try:
+            connection.open()
+            if settings.start_tls and not server.ssl:
+                connection.start_tls()
+            connection.bind()
+        except BaseException:
+            self.discard_connection(connection)
+            raise
         return connection
 
     def current(self, role: str = "connection") -> Connection:
@@ -93,8 +115,7 @@ class ConnectionFactory:
         if connection is None or connection.closed:
             try:
                 connection = self._open()
-            except UNAVAILABLE as error:
-                log.warning("directory unreachable: %s", type(error).__name__)
+            except UNAVAILABLE:
                 raise DirectoryUnavailable() from None
             setattr(self._local, role, connection)
             setattr(self._local, role + "_uses", 0)
@@ -118,11 +139,16 @@ class ConnectionFactory:
 
     @staticmethod
     def discard_connection(connection: Connection) -> None:
-        """Close a connection that is not this thread's reused one."""
+        """Close a connection for good, even one the server already dropped."""
         try:
             connection.unbind()
         except (LDAPException, OSError):
             log.debug("unbind failed")
+        finally:
+            # A session the server terminated leaves ldap3's socket open after unbind.
+            sock = getattr(connection, "socket", None)
+            if sock is not None:
+                sock.close()
 
     def run(
         self,

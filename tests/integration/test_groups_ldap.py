@@ -1,0 +1,167 @@
+"""Groups over HTTP on a real slapd: DN escaping, placeholder, a 10,000-member group."""
+
+import json
+import subprocess
+import uuid
+
+import pytest
+from ldap3 import BASE
+
+PATCH_OP = "urn:ietf:params:scim:api:messages:2.0:PatchOp"
+
+
+def patch(http, group_id, *operations, **kwargs):
+    body = {"schemas": [PATCH_OP], "Operations": list(operations)}
+    return http("PATCH", "/Groups/" + group_id, json=body, **kwargs)
+
+
+def new_user(http):
+    name = "gm" + uuid.uuid4().hex[:10]
+    body = {
+        "userName": name,
+        "name": {"givenName": "G", "familyName": "M"},
+        "emails": [{"value": f"{name}@example.com"}],
+    }
+    response = http("POST", "/Users", json=body)
+    assert response.status_code == 201
+    return response.get_json(force=True)
+
+
+def raw_members(admin, slapd, name):
+    from scim_core.backends.ldap.escape import dn_value
+
+    admin.search(
+        f"cn={dn_value(name)},{slapd.groups_base}", "(objectClass=*)", BASE, attributes=["member"]
+    )
+    return [m.lower() for m in admin.response[0]["attributes"]["member"]]
+
+
+@pytest.mark.parametrize(
+    "special",
+    [
+        "Sales, EMEA",
+        "a+b",
+        'quote"d',
+        "back\\slash",
+        "<angle>",
+        "semi;colon",
+        "eq=ual",
+        "#hash",
+        " lead",
+        "trail ",
+        "Ünïcödé Grüppe",
+    ],
+)
+def test_group_names_with_dn_specials(http, special):
+    name = (
+        special + uuid.uuid4().hex[:4]
+        if not special.endswith(" ")
+        else (uuid.uuid4().hex[:4] + special)
+    )
+    created = http("POST", "/Groups", json={"displayName": name})
+    assert created.status_code == 201, created.get_json(force=True)
+    assert created.get_json(force=True)["id"] == name
+    from urllib.parse import quote
+
+    fetched = http("GET", "/Groups/" + quote(name, safe=""))
+    assert fetched.status_code == 200
+    assert fetched.get_json(force=True)["displayName"] == name
+    found = http("GET", "/Groups", query_string={"filter": f"displayName eq {json.dumps(name)}"})
+    assert found.get_json(force=True)["totalResults"] == 1
+
+
+def test_empty_group_holds_the_placeholder_unseen(http, admin, slapd):
+    name = "empty" + uuid.uuid4().hex[:6]
+    created = http(
+        "POST",
+        "/Groups",
+        json={
+            "schemas": [
+                "urn:ietf:params:scim:schemas:core:2.0:Group",
+                "http://schemas.microsoft.com/2006/11/ResourceManagement/ADSCIM/2.0/Group",
+            ],
+            "displayName": name,
+        },
+    ).get_json(force=True)
+    assert created.get("members", []) == []
+    assert raw_members(admin, slapd, name) == [slapd.placeholder_dn.lower()]
+    user = new_user(http)
+    patch(http, name, {"op": "add", "path": "members", "value": [{"value": user["id"]}]})
+    assert slapd.placeholder_dn.lower() not in raw_members(admin, slapd, name)
+    patch(http, name, {"op": "remove", "path": f'members[value eq "{user["id"]}"]'})
+    assert raw_members(admin, slapd, name) == [slapd.placeholder_dn.lower()]
+    assert http("GET", "/Groups/" + name).get_json(force=True).get("members", []) == []
+
+
+def test_put_and_delete_leave_the_directory_untouched(http, admin, slapd):
+    name = "keep" + uuid.uuid4().hex[:6]
+    http("POST", "/Groups", json={"displayName": name})
+    before = raw_members(admin, slapd, name)
+    for method in ("PUT", "DELETE"):
+        response = http(
+            method, "/Groups/" + name, json={"displayName": "other"} if method == "PUT" else None
+        )
+        assert response.status_code == 501
+        body = response.get_json(force=True)
+        assert body["status"] == "501" and "directory" in body["detail"]
+    assert raw_members(admin, slapd, name) == before
+
+
+@pytest.fixture(scope="module")
+def big_group(slapd, tmp_path_factory):
+    """10,000 users and one group holding them all, loaded with ldapadd as the admin."""
+    size = 10_000
+    name = "big" + uuid.uuid4().hex[:6]
+    prefix = "bulk" + uuid.uuid4().hex[:4]
+    ldif = tmp_path_factory.mktemp("bulk") / "bulk.ldif"
+    with ldif.open("w") as out:
+        for index in range(size):
+            uid = f"{prefix}{index:05d}"
+            out.write(
+                f"dn: uid={uid},{slapd.users_base}\nobjectClass: inetOrgPerson\nuid: {uid}\n"
+                f"cn: Bulk {index}\nsn: Bulk\ngivenName: B\nmail: {uid}@example.com\n\n"
+            )
+        out.write(f"dn: cn={name},{slapd.groups_base}\nobjectClass: groupOfNames\ncn: {name}\n")
+        for index in range(size):
+            out.write(f"member: uid={prefix}{index:05d},{slapd.users_base}\n")
+        out.write("\n")
+    subprocess.run(
+        [
+            "ldapadd",
+            "-x",
+            "-H",
+            slapd.url,
+            "-D",
+            slapd.admin_dn,
+            "-w",
+            slapd.admin_password,
+            "-f",
+            str(ldif),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return name, size
+
+
+def test_ten_thousand_members(http, big_group):
+    name, size = big_group
+    group = http("GET", "/Groups/" + name).get_json(force=True)
+    assert len(group["members"]) == size
+    assert len({m["value"] for m in group["members"]}) == size
+    user = new_user(http)
+    added = patch(
+        http,
+        name,
+        {"op": "add", "path": "members", "value": [{"value": user["id"]}]},
+        query_string={"excludedAttributes": "members"},
+    )
+    assert added.status_code == 200 and "members" not in added.get_json(force=True)
+    again = http("GET", "/Groups/" + name).get_json(force=True)
+    assert len(again["members"]) == size + 1
+    removed = patch(
+        http, name, {"op": "remove", "path": "members", "value": [{"value": user["id"]}]}
+    )
+    assert len(removed.get_json(force=True)["members"]) == size
+    listed = http("GET", "/Groups", query_string={"filter": f'displayName eq "{name}"'})
+    assert len(listed.get_json(force=True)["Resources"][0]["members"]) == size
