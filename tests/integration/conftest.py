@@ -52,9 +52,15 @@ def admin(slapd):
     connection.unbind()
 
 
-def can_bind(slapd, dn, password):
+def _can_bind(slapd, dn, password):
     connection = Connection(Server(slapd.url), dn, password)
     try:
         return bool(connection.bind())
     finally:
         connection.unbind()
+
+
+@pytest.fixture
+def can_bind():
+    """``can_bind(slapd, dn, password)``: whether a simple bind as ``dn`` succeeds."""
+    return _can_bind

@@ -6,8 +6,6 @@ import uuid
 import pytest
 from ldap3 import BASE
 
-from tests.integration.conftest import can_bind
-
 ENTERPRISE = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"
 PATCH_OP = "urn:ietf:params:scim:api:messages:2.0:PatchOp"
 CANARY = "Canary-Pw-" + uuid.uuid4().hex[:8]
@@ -37,7 +35,7 @@ def dn_of(slapd, user):
     return f"uid={user['userName']},{slapd.users_base}"
 
 
-def test_password_is_hashed_by_the_directory(http, slapd, admin):
+def test_password_is_hashed_by_the_directory(http, slapd, admin, can_bind):
     user = new_user(http, password="Initial-Pa55")
     admin.search(dn_of(slapd, user), "(objectClass=*)", BASE, attributes=["userPassword"])
     stored = admin.response[0]["attributes"]["userPassword"][0]
@@ -46,7 +44,7 @@ def test_password_is_hashed_by_the_directory(http, slapd, admin):
     assert can_bind(slapd, dn_of(slapd, user), "Initial-Pa55")
 
 
-def test_disable_is_enforced_and_reversible(http, slapd):
+def test_disable_is_enforced_and_reversible(http, slapd, can_bind):
     user = new_user(http, password="Initial-Pa55")
     dn = dn_of(slapd, user)
     for _ in range(2):
