@@ -69,7 +69,12 @@ class Backend(Protocol):
     def update_user(
         self, user_id: str, current: Resource, desired: Resource, password: Secret | None
     ) -> Resource:
-        """Write the difference between ``current`` and ``desired`` (and a new password)."""
+        """Write the difference between ``current`` and ``desired`` (and a new password).
+
+        The write must be conditional on the stored version still being
+        ``current["meta"]["version"]``; otherwise raise
+        :class:`~scim_core.errors.VersionConflict` and write nothing.
+        """
 
     def delete_user(self, user_id: str) -> bool:
         """Delete the user and its group memberships; ``False`` if there was no such user."""

@@ -31,6 +31,7 @@ __all__ = [
     "Unauthorized",
     "Uniqueness",
     "UnsupportedMediaType",
+    "VersionConflict",
 ]
 
 ERROR_SCHEMA = "urn:ietf:params:scim:api:messages:2.0:Error"
@@ -134,6 +135,16 @@ class Uniqueness(ScimError):
 
     status = 409
     scim_type = "uniqueness"
+
+
+class VersionConflict(ScimError):
+    """409: the resource changed between read and write (RFC 7644 §3.12, version mismatch).
+
+    Backends raise it from an optimistic write; the service re-reads and retries, or
+    answers 412 when the client sent ``If-Match``.
+    """
+
+    status = 409
 
 
 class PreconditionFailed(ScimError):

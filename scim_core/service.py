@@ -30,6 +30,7 @@ from scim_core.errors import (
     PreconditionFailed,
     ScimError,
     UnsupportedMediaType,
+    VersionConflict,
 )
 from scim_core.filter import (
     And,
@@ -58,6 +59,7 @@ SEARCH_REQUEST_URN = "urn:ietf:params:scim:api:messages:2.0:SearchRequest"
 _ACCEPTED_MEDIA_TYPES = frozenset({SCIM_MEDIA_TYPE, "application/json"})
 _MAX_JSON_DEPTH = 32
 _READ_ONLY_KEYS = frozenset({"id", "meta", "schemas", "groups"})
+_UPDATE_ATTEMPTS = 3
 
 audit_log = logging.getLogger("scim.audit")
 log = logging.getLogger("scim.service")
@@ -354,38 +356,60 @@ class ScimService:
 
     def _replace_user(self, request: ScimRequest, user_id: str) -> ScimResponse:
         desired, password = self._load_user(self._object_body(request))
-        current = self._user_or_404(user_id)
-        _check_version(request, current)
-        desired["id"] = current["id"]
-        return self._write_user(request, "replace", current, desired, password)
+
+        def plan(current: Resource) -> tuple[Resource, Secret | None] | None:
+            return {**desired, "id": current["id"]}, password
+
+        return self._update_user(request, user_id, "replace", plan)
 
     def _patch_user(self, request: ScimRequest, user_id: str) -> ScimResponse:
         operations = self._operations(request)
-        current = self._user_or_404(user_id)
-        _check_version(request, current)
-        patched, changed = apply_patch(current, operations, "User")
-        if not changed:
-            return self._resource_response(200, current, "User", request)
-        desired = validate_user(patched)
-        password = desired.pop("password", None)
-        if desired.get("userName") != current.get("userName"):
-            desired["userName"] = self.normalize(desired["userName"])
-        secret = Secret(password) if password is not None else None
-        return self._write_user(request, "patch", current, desired, secret)
 
-    def _write_user(
+        def plan(current: Resource) -> tuple[Resource, Secret | None] | None:
+            patched, changed = apply_patch(current, operations, "User")
+            if not changed:
+                return None
+            desired = validate_user(patched)
+            password = desired.pop("password", None)
+            if desired.get("userName") != current.get("userName"):
+                desired["userName"] = self.normalize(desired["userName"])
+            return desired, Secret(password) if password is not None else None
+
+        return self._update_user(request, user_id, "patch", plan)
+
+    def _update_user(
         self,
         request: ScimRequest,
+        user_id: str,
         action: str,
-        current: Resource,
-        desired: Resource,
-        password: Secret | None,
+        plan: Callable[[Resource], tuple[Resource, Secret | None] | None],
     ) -> ScimResponse:
-        if password is None and _comparable(desired) == _comparable(current):
-            return self._resource_response(200, current, "User", request)
-        updated = self.backend.update_user(current["id"], current, desired, password)
-        self._audit(request, action, "User", current["id"], 200)
-        return self._resource_response(200, updated, "User", request)
+        """Read, plan the new state, write it under an optimistic lock on the version read.
+
+        A concurrent change makes the backend raise :class:`VersionConflict`: with
+        ``If-Match`` that is 412 (RFC 7644 §3.14), otherwise the plan runs again on a fresh
+        read, so no update is lost and none is applied to a state it was not computed from.
+        """
+        for _attempt in range(_UPDATE_ATTEMPTS):
+            current = self._user_or_404(user_id)
+            _check_version(request, current)
+            planned = plan(current)
+            if planned is None:
+                return self._resource_response(200, current, "User", request)
+            desired, password = planned
+            if password is None and _comparable(desired) == _comparable(current):
+                return self._resource_response(200, current, "User", request)
+            try:
+                updated = self.backend.update_user(current["id"], current, desired, password)
+            except VersionConflict:
+                if request.if_match:
+                    raise PreconditionFailed(
+                        "The resource has changed since the version in If-Match."
+                    ) from None
+                continue
+            self._audit(request, action, "User", current["id"], 200)
+            return self._resource_response(200, updated, "User", request)
+        raise VersionConflict(f"User {user_id} is changing concurrently; retry the request.")
 
     def _delete_user(self, request: ScimRequest, user_id: str) -> ScimResponse:
         if request.if_match:

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from scim_core.backend import Page, Query, Resource
-from scim_core.errors import InvalidValue, Uniqueness
+from scim_core.errors import InvalidValue, Uniqueness, VersionConflict
 from scim_core.filter.evaluate import evaluate
 from scim_core.secret import Secret
 
@@ -99,6 +99,9 @@ class MemoryBackend:
     ) -> Resource:
         """Replace the stored user with ``desired``; 409 if the new userName is taken."""
         with self._lock:
+            stored_version = self._users.get(user_id, {}).get("meta", {}).get("version")
+            if stored_version != current.get("meta", {}).get("version"):
+                raise VersionConflict(f"User {user_id} changed concurrently.")
             other = self._user_by_name(desired["userName"])
             if other is not None and other["id"] != user_id:
                 raise Uniqueness(f"userName {desired['userName']} is taken.")

@@ -153,11 +153,16 @@ USER_SCHEMA = Schema(
         Attribute(
             "name",
             "complex",
+            required=True,
             description="The components of the user's real name.",
             sub_attributes=(
                 Attribute("formatted", "string", description="The full name, for display."),
-                Attribute("givenName", "string", description="The given (first) name."),
-                Attribute("familyName", "string", description="The family (last) name."),
+                Attribute(
+                    "givenName", "string", required=True, description="The given (first) name."
+                ),
+                Attribute(
+                    "familyName", "string", required=True, description="The family (last) name."
+                ),
             ),
         ),
         Attribute("displayName", "string", description="The name of the User, for display."),
@@ -166,9 +171,12 @@ USER_SCHEMA = Schema(
             "emails",
             "complex",
             multi_valued=True,
-            description="Email addresses for the user.",
+            required=True,
+            description="Email addresses for the user; at least one is required.",
             sub_attributes=(
-                Attribute("value", "string", description="Email address for the user."),
+                Attribute(
+                    "value", "string", required=True, description="Email address for the user."
+                ),
                 Attribute(
                     "type",
                     "string",

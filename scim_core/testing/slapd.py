@@ -18,7 +18,9 @@ The server mirrors what the SCIM service expects of a production OpenLDAP (see D
 * ``sssvlv`` (server-side sort, RFC 2891, and VLV), sized for several workers;
 * ``syncprov`` (loaded and active, so an instance can serve as a replication provider);
 * a service account that is not the rootdn, with unlimited size and time limits (without them a
-  paged search, RFC 2696, silently stops at the global size limit).
+  paged search, RFC 2696, silently stops at the global size limit);
+* with ``tls=True``: a certificate from a private CA (made with the ``openssl`` command), StartTLS
+  on the ``ldap://`` port and an ``ldaps://`` listener on a second port.
 
 Typical use::
 
@@ -45,6 +47,8 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from ipaddress import ip_address
 from pathlib import Path
 from types import FrameType, TracebackType
 
@@ -55,8 +59,10 @@ __all__ = [
     "SlapdError",
     "SlapdInstance",
     "SlapdNotFoundError",
+    "TlsFiles",
     "find_free_port",
     "main",
+    "make_tls_files",
     "slapadd",
     "ssha_hash",
 ]
@@ -94,6 +100,8 @@ _INDEXES = (
     ("pwdAccountLockedTime", "eq,pres"),
     ("scimExternalId", "eq"),
 )
+_TLS_NAMES = (_HOST, "localhost")
+_TLS_DAYS = 365
 _START_TIMEOUT = 15.0
 _STOP_TIMEOUT = 10.0
 _SEEDED_MARKER = ".seeded"
@@ -135,6 +143,90 @@ def find_free_port(host: str = _HOST) -> int:
         sock.bind((host, 0))
         port: int = sock.getsockname()[1]
         return port
+
+
+@dataclass(frozen=True)
+class TlsFiles:
+    """A private CA and a server certificate it signed, as PEM files."""
+
+    ca_file: Path
+    cert_file: Path
+    key_file: Path
+
+
+_OPENSSL_CONFIG = """\
+[req]
+distinguished_name = subject
+prompt = no
+[subject]
+CN = scim-ldap test
+[ca]
+basicConstraints = critical, CA:TRUE
+keyUsage = critical, keyCertSign, cRLSign
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid:always
+[server]
+basicConstraints = critical, CA:FALSE
+keyUsage = critical, digitalSignature, keyEncipherment
+extendedKeyUsage = serverAuth
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid, issuer
+subjectAltName = @names
+[names]
+"""
+
+
+def make_tls_files(folder: Path | str, names: Sequence[str] = _TLS_NAMES) -> TlsFiles:
+    """Create a CA and a server certificate for ``names`` in ``folder`` with ``openssl``.
+
+    Development and tests only: the keys are unencrypted P-256 keys, valid for a year.
+
+    :param folder: where ``ca.crt``, ``ca.key``, ``server.crt`` and ``server.key`` go.
+    :param names: the certificate's subjectAltName entries (IP addresses or DNS names).
+    :returns: the paths of the CA certificate, the server certificate and its key.
+    :raises SlapdNotFoundError: when the ``openssl`` command is missing.
+    :raises SlapdError: when ``openssl`` fails.
+    """
+    if not names:
+        raise ValueError("a server certificate needs at least one name")
+    tool = shutil.which("openssl")
+    if tool is None:
+        raise SlapdNotFoundError("openssl not found: install it with `apt-get install openssl`")
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    files = TlsFiles(folder / "ca.crt", folder / "server.crt", folder / "server.key")
+    config = folder / "openssl.cnf"
+    entries = []
+    for number, name in enumerate(names, start=1):
+        try:
+            ip_address(name)
+            entries.append(f"IP.{number} = {name}")
+        except ValueError:
+            entries.append(f"DNS.{number} = {name}")
+    config.write_text(_OPENSSL_CONFIG + "\n".join(entries) + "\n", encoding="utf-8")
+    new_key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
+    commands = [
+        [tool, "req", "-x509", "-config", str(config), "-extensions", "ca", *new_key,
+         "-keyout", str(folder / "ca.key"), "-out", str(files.ca_file),
+         "-days", str(_TLS_DAYS), "-subj", "/CN=scim-ldap test CA " + os.urandom(4).hex()],
+        [tool, "req", "-new", "-config", str(config), *new_key,
+         "-keyout", str(files.key_file), "-out", str(folder / "server.csr"),
+         "-subj", f"/CN={names[0]}"],
+        [tool, "x509", "-req", "-in", str(folder / "server.csr"), "-CA", str(files.ca_file),
+         "-CAkey", str(folder / "ca.key"), "-set_serial", "0x" + os.urandom(8).hex(),
+         "-days", str(_TLS_DAYS), "-extfile", str(config), "-extensions", "server",
+         "-out", str(files.cert_file)],
+    ]  # fmt: skip
+    for command in commands:
+        result = subprocess.run(command, capture_output=True, check=False, stdin=subprocess.DEVNULL)
+        if result.returncode != 0:
+            output = (result.stdout + result.stderr).decode("utf-8", "replace").strip()
+            raise SlapdError(
+                f"{' '.join(command[:3])} failed (exit {result.returncode}):\n{output}"
+            )
+    for key in (folder / "ca.key", files.key_file):
+        key.chmod(0o600)
+    return files
 
 
 def _find_binary(name: str) -> str:
@@ -250,6 +342,10 @@ class SlapdInstance:
     :param server_id: ``serverID`` for multi-provider replication (1-4095).
     :param peers: LDAP URLs of replication peers; each becomes a ``syncrepl`` consumer
         (bound as the rootdn, which must share ``admin_password``) with ``multiprovider on``.
+    :param tls: serve TLS: StartTLS on :attr:`url` and ``ldaps://`` on :attr:`ldaps_url`, with
+        a certificate from a private CA (:attr:`ca_file`) made on the first start.
+    :param tls_port: TCP port of the ``ldaps://`` listener; a free one when omitted.
+    :param tls_names: the names the certificate is valid for (IP addresses or DNS names).
     """
 
     def __init__(
@@ -269,6 +365,9 @@ class SlapdInstance:
         durable: bool = False,
         server_id: int | None = None,
         peers: Sequence[str] = (),
+        tls: bool = False,
+        tls_port: int | None = None,
+        tls_names: Sequence[str] = _TLS_NAMES,
     ) -> None:
         positive = {"sssvlv_max": sssvlv_max, "sssvlv_maxperconn": sssvlv_maxperconn}
         positive.update(maxsize=maxsize, sizelimit=1 if sizelimit is None else sizelimit + 1)
@@ -299,6 +398,10 @@ class SlapdInstance:
         self._durable = durable
         self._server_id = server_id
         self._peers = tuple(peers)
+        self._tls = tls
+        self._auto_tls_port = tls_port is None
+        self._tls_port = (find_free_port() if tls_port is None else tls_port) if tls else None
+        self._tls_names = tuple(tls_names)
         self._proc: subprocess.Popen[bytes] | None = None
         self._log: Path = self._directory / "slapd.log"
         self._started_once = False
@@ -319,6 +422,30 @@ class SlapdInstance:
     def url(self) -> str:
         """The LDAP URL, ``ldap://127.0.0.1:PORT``."""
         return f"ldap://{_HOST}:{self._port}"
+
+    @property
+    def tls_port(self) -> int | None:
+        """The TCP port of the ``ldaps://`` listener (None without ``tls``)."""
+        return self._tls_port
+
+    @property
+    def ldaps_url(self) -> str | None:
+        """The LDAP-over-TLS URL, ``ldaps://127.0.0.1:PORT`` (None without ``tls``)."""
+        return None if self._tls_port is None else f"ldaps://{_HOST}:{self._tls_port}"
+
+    @property
+    def tls_files(self) -> TlsFiles | None:
+        """The CA, certificate and key files in ``tls/`` (None without ``tls``)."""
+        if not self._tls:
+            return None
+        folder = self._directory / "tls"
+        return TlsFiles(folder / "ca.crt", folder / "server.crt", folder / "server.key")
+
+    @property
+    def ca_file(self) -> Path | None:
+        """The CA certificate clients verify the server with (None without ``tls``)."""
+        files = self.tls_files
+        return None if files is None else files.ca_file
 
     @property
     def directory(self) -> Path:
@@ -406,6 +533,11 @@ class SlapdInstance:
             "LDAP_SERVICE_DN": self.service_dn,
             "LDAP_SERVICE_PASSWORD": self.service_password,
             "LDAP_PLACEHOLDER_DN": self.placeholder_dn,
+            **(
+                {"LDAP_LDAPS_URL": str(self.ldaps_url), "LDAP_CA_FILE": str(self.ca_file)}
+                if self._tls
+                else {}
+            ),
         }
 
     # -- life cycle -------------------------------------------------------------------------
@@ -453,6 +585,8 @@ class SlapdInstance:
                 if attempt + 1 == attempts or "already in use" not in _tail(self._log):
                     raise
                 self._port = find_free_port()
+                if self._auto_tls_port and self._tls_port is not None:
+                    self._tls_port = find_free_port()
         self._started_once = True
         marker = self._directory / _SEEDED_MARKER
         if not marker.exists():
@@ -558,8 +692,9 @@ class SlapdInstance:
         with self._log.open("ab") as log:
             log.write(f"--- {time.strftime('%Y-%m-%dT%H:%M:%S')} start on {self.url}\n".encode())
             log.flush()
+            listeners = f"{self.url}/" + (f" {self.ldaps_url}/" if self.ldaps_url else "")
             proc = subprocess.Popen(
-                [slapd, "-d", "none", "-h", f"{self.url}/", "-f", str(self.config_file)],
+                [slapd, "-d", "none", "-h", listeners, "-f", str(self.config_file)],
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=log,
@@ -604,6 +739,11 @@ class SlapdInstance:
         password_file = self._directory / "admin.pw"
         password_file.write_text(self._admin_password, encoding="utf-8")
         password_file.chmod(0o600)
+        files = self.tls_files
+        if files is not None and not all(
+            f.is_file() for f in (files.ca_file, files.cert_file, files.key_file)
+        ):
+            make_tls_files(files.ca_file.parent, self._tls_names)
         self.config_file.write_text(self._render_config(), encoding="utf-8")
         self.config_file.chmod(0o600)
 
@@ -628,6 +768,7 @@ class SlapdInstance:
             "password-hash {SSHA}",
             f"sizelimit {'unlimited' if self._sizelimit is None else self._sizelimit}",
             *([f"serverID {self._server_id}"] if self._server_id is not None else []),
+            *self._tls_config(),
             "",
             "# Frontend: the root DSE (controls, naming contexts) is public, the schema is for",
             "# bound clients.",
@@ -712,6 +853,18 @@ class SlapdInstance:
             "  by * none",
         ]
 
+    def _tls_config(self) -> list[str]:
+        """The server certificate for StartTLS and ``ldaps://`` (clients need no certificate)."""
+        files = self.tls_files
+        if files is None:
+            return []
+        return [
+            f"TLSCACertificateFile {_quote(files.ca_file)}",
+            f"TLSCertificateFile {_quote(files.cert_file)}",
+            f"TLSCertificateKeyFile {_quote(files.key_file)}",
+            "TLSVerifyClient never",
+        ]
+
     def _replication_config(self) -> list[str]:
         """``syncrepl`` stanzas for multi-provider replication with :attr:`peers`."""
         if not self._peers:
@@ -769,7 +922,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     Prints ``LDAP_URL=...``, ``LDAP_USERS_BASE=...``, ``LDAP_GROUPS_BASE=...``,
     ``LDAP_ADMIN_DN=...``, ``LDAP_ADMIN_PASSWORD=...``, ``LDAP_SERVICE_DN=...``,
     ``LDAP_SERVICE_PASSWORD=...`` and ``LDAP_PLACEHOLDER_DN=...``, one per line, once slapd
-    answers.
+    answers; with ``--tls`` also ``LDAP_LDAPS_URL=...`` and ``LDAP_CA_FILE=...``.
 
     :param argv: command-line arguments (``sys.argv[1:]`` when None).
     :returns: 0 after a clean stop, 1 if slapd failed or died.
@@ -796,6 +949,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=None,
         help="LDIF to load instead of examples/slapd/*.ldif",
     )
+    parser.add_argument(
+        "--tls", action="store_true", help="serve StartTLS and ldaps:// with a private CA"
+    )
     args = parser.parse_args(argv)
 
     stopping = threading.Event()
@@ -804,7 +960,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         stopping.set()
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
-    instance = SlapdInstance(args.directory, args.port, seed=args.seed, seed_files=args.seed_files)
+    instance = SlapdInstance(
+        args.directory, args.port, seed=args.seed, seed_files=args.seed_files, tls=args.tls
+    )
     try:
         instance.start()
         for name, value in instance.environment().items():

@@ -166,3 +166,15 @@ def test_canary_password_never_leaks(http, caplog):
 def test_get_delete_unknown(http, ident):
     assert http("GET", "/Users/" + ident).status_code == 404
     assert http("DELETE", "/Users/" + ident).status_code == 404
+
+
+def test_a_write_is_conditional_on_the_version_read(http, ldap_backend):
+    from scim_core.errors import VersionConflict
+
+    user = new_user(http, title="Before")
+    stale = ldap_backend.get_user(user["id"])
+    patch(http, user, {"op": "replace", "path": "title", "value": "Concurrent"})
+    with pytest.raises(VersionConflict):
+        ldap_backend.update_user(user["id"], stale, {**stale, "title": "Lost update"}, None)
+    fetched = http("GET", "/Users/" + user["id"]).get_json(force=True)
+    assert fetched["title"] == "Concurrent"

@@ -27,6 +27,7 @@ from ldap3.utils.dn import safe_dn as _safe_dn
 from scim_core.backend import Page, Query, Resource
 from scim_core.backends.ldap.connection import ConnectionFactory
 from scim_core.backends.ldap.controls import (
+    assertion,
     parse_vlv_response,
     sort_control,
     values_return_filter,
@@ -43,6 +44,7 @@ from scim_core.errors import (
     NotFound,
     ScimError,
     Uniqueness,
+    VersionConflict,
 )
 from scim_core.schemas.resources import ENTERPRISE_URN
 from scim_core.secret import InFlightSecretFilter, Secret
@@ -67,6 +69,7 @@ _CONSTRAINT_VIOLATION = 19
 _VLV_ERROR = 76
 _NO_SUCH_ATTRIBUTE = 16
 _VALUE_EXISTS = 20
+_ASSERTION_FAILED = 122
 _MEMBER_WRITE_ATTEMPTS = 3
 # ldap3 2.9 cannot decode a result it has no name for and raises KeyError instead; VLV's own
 # error code (draft-ietf-ldapext-ldapv3-vlv §6.2) is missing from its table.
@@ -412,25 +415,43 @@ class LdapBackend:
         changes = self.users.changes(
             current, desired, current_manager_dn, desired_manager_dn, lock_state
         )
-        if desired["userName"] != current["userName"]:
-            dn = self._rename(dn, current["userName"], desired["userName"])
+        # The attribute modify is conditional on the version read (RFC 4528 assertion): a
+        # concurrent change makes it fail and the service plans again on a fresh read. It
+        # goes before a rename because slapo-unique runs its own search under the
+        # operation's controls and so refuses any modrdn that carries an assertion.
+        renamed = desired["userName"] != current["userName"]
+        if renamed and self._uid_taken(desired["userName"]):
+            raise Uniqueness(f"userName {desired['userName']} is taken.")
         if changes:
-            self._modify_user(dn, changes)
+            self._modify_user(dn, changes, [self._version_assertion(current)])
+        if renamed:
+            dn = self._rename(dn, current["userName"], desired["userName"])
         if password is not None:
             self._set_password(dn, password)
         return self._read_user_by_dn(dn)
 
-    def _modify_user(self, dn: str, changes: dict[str, list[Change]]) -> None:
+    def _version_assertion(self, resource: Resource) -> tuple[str, bool, bytes | None]:
+        version = str(resource.get("meta", {}).get("version", ""))
+        value = version.removeprefix("W/").strip('"')
+        return assertion(f"({self.dialect.version_attribute}={filter_value(value)})")
+
+    def _modify_user(self, dn: str, changes: dict[str, list[Change]], guard: list[Any]) -> None:
         def modify(connection: Connection) -> None:
             try:
-                connection.modify(dn, changes)
+                connection.modify(dn, changes, controls=guard or None)
             except LDAPOperationResult as error:
                 # The auxiliary class for externalId may be there already: then add nothing.
                 if error.result != _VALUE_EXISTS or "objectClass" not in changes:
                     raise
-                connection.modify(dn, {k: v for k, v in changes.items() if k != "objectClass"})
+                rest = {k: v for k, v in changes.items() if k != "objectClass"}
+                connection.modify(dn, rest, controls=guard or None)
 
-        self._write("the change", modify)
+        try:
+            self.connections.run(modify)
+        except LDAPOperationResult as error:
+            if error.result == _ASSERTION_FAILED:
+                raise VersionConflict("The user changed concurrently.") from None
+            raise _scim_error(error, "the change") from None
 
     def _lock_state(self, current: Resource, dn: str) -> dict[str, list[str]]:
         """The lock attribute as the dialect needs it to compute an active change."""
@@ -439,6 +460,10 @@ class LdapBackend:
             return {} if active else {self.dialect.lock_attribute: [self.dialect.lock_value]}
         entries, _ = self._search(dn, "(objectClass=*)", [self.dialect.lock_attribute], scope=BASE)
         return dict(entries[0]["attributes"]) if entries else {}
+
+    def _uid_taken(self, uid: str) -> bool:
+        entries, _ = self._search(self.settings.users_base, f"(uid={filter_value(uid)})", ["1.1"])
+        return bool(entries)
 
     def _rename(self, dn: str, old_name: str, new_name: str) -> str:
         """modrdn to the new uid; group memberships follow (value by value, idempotently)."""

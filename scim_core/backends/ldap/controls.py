@@ -1,9 +1,10 @@
-"""The request/response controls ldap3 does not ship: server-side sort and virtual list view.
+"""The controls ldap3 does not ship, encoded with pyasn1.
 
-RFC 2891 (sort, 1.2.840.113556.1.4.473), draft-ietf-ldapext-ldapv3-vlv-09 (VLV,
-2.16.840.1.113730.3.4.9/10) and RFC 3876 (ValuesReturnFilter, 1.2.826.0.1.3344810.2.3), which
-asks for only the values of an attribute that match, e.g. whether given DNs are members of a
-group without reading its member list.
+- RFC 2891 server-side sort (1.2.840.113556.1.4.473) and draft-ietf-ldapext-ldapv3-vlv-09
+  virtual list view (2.16.840.1.113730.3.4.9/10): sorted, windowed list pages.
+- RFC 4528 assertion (1.3.6.1.1.12): a write that runs only if the entry is as it was read.
+- RFC 3876 ValuesReturnFilter (1.2.826.0.1.3344810.2.3): only the values of an attribute that
+  match, e.g. whether given DNs are members of a group, without reading its member list.
 """
 
 from __future__ import annotations
@@ -11,16 +12,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ldap3.operation.search import compile_filter, parse_filter
 from ldap3.protocol.rfc4511 import EqualityMatch
 from pyasn1.codec.ber import decoder, encoder
 from pyasn1.type import namedtype, tag, univ
 
 __all__ = [
+    "ASSERTION_OID",
     "SORT_OID",
     "VALUES_RETURN_FILTER_OID",
     "VLV_REQUEST_OID",
     "VLV_RESPONSE_OID",
     "VlvResult",
+    "assertion",
     "parse_vlv_response",
     "sort_control",
     "values_return_filter",
@@ -31,6 +35,7 @@ SORT_OID = "1.2.840.113556.1.4.473"
 VLV_REQUEST_OID = "2.16.840.1.113730.3.4.9"
 VLV_RESPONSE_OID = "2.16.840.1.113730.3.4.10"
 VALUES_RETURN_FILTER_OID = "1.2.826.0.1.3344810.2.3"
+ASSERTION_OID = "1.3.6.1.1.12"
 
 Control = tuple[str, bool, bytes | None]
 
@@ -145,3 +150,16 @@ def parse_vlv_response(controls: dict[str, Any] | None) -> VlvResult | None:
         result=int(decoded["virtualListViewResult"]),
         context_id=bytes(context) if context.isValue else None,
     )
+
+
+def assertion(ldap_filter: str) -> Control:
+    """An RFC 4528 assertion: the operation runs only if the entry matches ``ldap_filter``.
+
+    Used as an optimistic lock: ``(entryCSN=<the version read>)`` makes a write fail with
+    assertionFailed (122) when someone else changed the entry in between. The filter must be
+    built from escaped values (:func:`scim_core.backends.ldap.escape.filter_value`).
+    """
+    parsed = parse_filter(
+        ldap_filter, None, auto_escape=False, auto_encode=False, validator=None, check_names=False
+    )
+    return (ASSERTION_OID, True, encoder.encode(compile_filter(parsed.elements[0])))
