@@ -207,7 +207,8 @@ class UserMapping:
             if values == before.get(name, []):
                 continue
             changes[name] = [(MODIFY_REPLACE, values)] if values else [(MODIFY_DELETE, [])]
-        if self.external_id_attribute and after.get(self.external_id_attribute):
+        external = self.external_id_attribute
+        if external and after.get(external) and after[external] != before.get(external):
             needed = self.external_id_object_class
             present = {str(c).lower() for c in _all(current_attributes, "objectClass")}
             if needed and needed.lower() not in present:
