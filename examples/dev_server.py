@@ -12,7 +12,6 @@ import secrets
 import signal
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from types import FrameType
 
@@ -24,8 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def main() -> int:
     port = int(os.environ.get("SCIM_PORT", "8080"))
     token = os.environ.get("SCIM_DEV_TOKEN") or secrets.token_urlsafe(32)
-    directory = Path(tempfile.mkdtemp(prefix="scim-dev-slapd-"))
-    slapd = SlapdInstance(directory=directory)
+    slapd = SlapdInstance()  # a fresh temporary folder, removed again by close()
     slapd.start()
     gunicorn: subprocess.Popen[bytes] | None = None
 
@@ -75,7 +73,7 @@ def main() -> int:
             except subprocess.TimeoutExpired:
                 gunicorn.kill()
                 gunicorn.wait()
-        slapd.stop()
+        slapd.close()
 
 
 if __name__ == "__main__":
