@@ -19,24 +19,18 @@ from ldap3 import (
     MODIFY_DELETE,
     Connection,
 )
-from ldap3.core import results as ldap3_results
 from ldap3.core.exceptions import LDAPInvalidDnError, LDAPOperationResult
 from ldap3.utils.dn import parse_dn
 from ldap3.utils.dn import safe_dn as _safe_dn
 
 from scim_core.backend import Page, Query, Resource
 from scim_core.backends.ldap.connection import ConnectionFactory
-from scim_core.backends.ldap.controls import (
-    assertion,
-    parse_vlv_response,
-    sort_control,
-    values_return_filter,
-    vlv_control,
-)
+from scim_core.backends.ldap.controls import assertion, values_return_filter
 from scim_core.backends.ldap.dialects import DIALECTS, Change, Dialect
 from scim_core.backends.ldap.escape import dn_value, filter_value
 from scim_core.backends.ldap.filter import FilterMapping, to_ldap
 from scim_core.backends.ldap.mapping import UserMapping, first, generalized_to_iso
+from scim_core.backends.ldap.paging import SortedPager
 from scim_core.backends.ldap.settings import LdapSettings
 from scim_core.errors import (
     DirectoryUnavailable,
@@ -57,7 +51,6 @@ logging.getLogger("ldap3").addFilter(InFlightSecretFilter())
 
 _USER_CLASS_FILTER = "(objectClass=inetOrgPerson)"
 _GROUP_CLASS_FILTER = "(objectClass=groupOfNames)"
-_ORDERING_RULE = "caseIgnoreOrderingMatch"  # uid and cn have no ordering rule of their own
 _META = ("createTimestamp", "modifyTimestamp")
 _PREVIOUS = "\x00previous"  # stands for the current manager DN in a diff; never written
 
@@ -66,14 +59,10 @@ _NO_SUCH_OBJECT = 32
 _ALREADY_EXISTS = 68
 _OBJECT_CLASS_VIOLATION = 65
 _CONSTRAINT_VIOLATION = 19
-_VLV_ERROR = 76
 _NO_SUCH_ATTRIBUTE = 16
 _VALUE_EXISTS = 20
 _ASSERTION_FAILED = 122
 _MEMBER_WRITE_ATTEMPTS = 3
-# ldap3 2.9 cannot decode a result it has no name for and raises KeyError instead; VLV's own
-# error code (draft-ietf-ldapext-ldapv3-vlv §6.2) is missing from its table.
-ldap3_results.RESULT_CODES.setdefault(_VLV_ERROR, "virtualListViewError")
 _UNAVAILABLE_CODES = frozenset({3, 51, 52, 80})
 _INVALID_VALUE_CODES = frozenset({16, 17, 18, 21, 34, 64, 65, 67, 69})
 
@@ -133,7 +122,7 @@ class LdapBackend:
             external_id_object_class=settings.external_id_object_class,
         )
         self.placeholder_dn = settings.placeholder_dn or settings.bind_dn
-        self.vlv_per_connection = settings.vlv_per_connection
+        self.pager = SortedPager(self.connections, settings.vlv_per_connection)
         attributes = {
             "id": self.dialect.id_attribute,
             "username": "uid",
@@ -169,9 +158,7 @@ class LdapBackend:
         *,
         scope: str = LEVEL,
         controls: Sequence[Any] | None = None,
-        value_controls: Sequence[Any] | None = None,
     ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-        all_controls = [*(controls or ()), *(value_controls or ())]
 
         def operation(connection: Connection) -> tuple[list[dict[str, Any]], dict[str, Any]]:
             try:
@@ -180,23 +167,17 @@ class LdapBackend:
                     search_filter,
                     search_scope=scope,
                     attributes=list(attributes),
-                    controls=all_controls or None,
+                    controls=list(controls) if controls else None,
                 )
             except LDAPOperationResult as error:
-                # No such base: nothing matches. VLV range error: the window starts past the
-                # end; the VLV response control still carries the total.
-                if error.result in (_NO_SUCH_OBJECT, _VLV_ERROR):
+                # No such base: nothing matches.
+                if error.result == _NO_SUCH_OBJECT:
                     return [], dict(connection.result or {})
                 raise
             return _entries(connection), dict(connection.result or {})
 
-        sorted_search = bool(controls)
         try:
-            return self.connections.run(
-                operation,
-                role="sorted" if sorted_search else "connection",
-                max_uses=self.vlv_per_connection if sorted_search else 0,
-            )
+            return self.connections.run(operation)
         except LDAPOperationResult as error:
             raise _scim_error(error, "the search") from None
 
@@ -324,18 +305,13 @@ class LdapBackend:
         attributes: list[str],
     ) -> tuple[int, list[dict[str, Any]]]:
         """One window of a server-side sorted result with its total (sort + VLV controls)."""
-        controls = [
-            sort_control(sort_attribute, _ORDERING_RULE),
-            vlv_control(query.start_index, max(query.count - 1, 0)),
-        ]
-        entries, result = self._search(
-            base, search_filter, attributes if query.count else ["1.1"], controls=controls
-        )
-        vlv = parse_vlv_response(result.get("controls"))
-        total = vlv.content_count if vlv else len(entries)
-        if query.count == 0 or query.start_index > total:
-            return total, []
-        return total, entries[: query.count]
+        try:
+            window = self.pager.window(
+                base, search_filter, sort_attribute, query.start_index, query.count, attributes
+            )
+        except LDAPOperationResult as error:
+            raise _scim_error(error, "the search") from None
+        return window.total, window.entries
 
     def find_users(self, query: Query) -> Page:
         """A page of users in uid order; one sorted VLV search (plus one for managers)."""
@@ -626,7 +602,7 @@ class LdapBackend:
             _GROUP_CLASS_FILTER,
             ["member"],
             scope=BASE,
-            value_controls=[values_return_filter("member", list(dns))],
+            controls=[values_return_filter("member", list(dns))],
         )
         if not entries:
             return None

@@ -118,7 +118,6 @@ class ConnectionFactory:
             except UNAVAILABLE:
                 raise DirectoryUnavailable() from None
             setattr(self._local, role, connection)
-            setattr(self._local, role + "_uses", 0)
         return connection
 
     def discard(self, role: str = "connection") -> None:
@@ -156,23 +155,17 @@ class ConnectionFactory:
         *,
         retry: bool = True,
         role: str = "connection",
-        max_uses: int = 0,
     ) -> T:
         """Run ``operation`` on this thread's connection for ``role``.
 
         A broken connection is replaced and, for ``retry`` operations (reads and writes that are
         safe to repeat), the operation is tried once more; otherwise the caller gets 503.
-        With ``max_uses``, the connection is replaced after that many operations: OpenLDAP
-        keeps every VLV sort context until its connection closes and refuses more than
-        ``sssvlv-maxperconn`` of them, so sorted searches run on a connection of their own
-        that is renewed in time.
+        Roles keep separate connections per thread (sorted searches have their own, see
+        :mod:`scim_core.backends.ldap.paging`).
         """
         attempts = 2 if retry else 1
         for attempt in range(attempts):
-            if max_uses and getattr(self._local, role + "_uses", 0) >= max_uses:
-                self.discard(role)
             connection = self.current(role)
-            setattr(self._local, role + "_uses", getattr(self._local, role + "_uses", 0) + 1)
             try:
                 return operation(connection)
             except UNAVAILABLE as error:
