@@ -1,5 +1,6 @@
 """List pages on a directory big enough for sorted-snapshot reuse (3,000 users, slapadd)."""
 
+import json
 import uuid
 
 import pytest
@@ -70,9 +71,12 @@ def test_reused_snapshot_never_hides_a_new_user(backend, big):
     assert names(again) == names(before)
     assert backend.pager._state().contexts, "a large sorted result keeps its snapshot"
     name = "page01499a" + uuid.uuid4().hex[:4]  # sorts right after page01499
-    body = (
-        '{"userName": "%s", "name": {"givenName": "N", "familyName": "U"},'
-        ' "emails": [{"value": "%s@example.com"}]}' % (name, name)
+    body = json.dumps(
+        {
+            "userName": name,
+            "name": {"givenName": "N", "familyName": "U"},
+            "emails": [{"value": f"{name}@example.com"}],
+        }
     )
     created = service.handle(
         ScimRequest("POST", "/Users", body=body.encode(), content_type="application/scim+json")
