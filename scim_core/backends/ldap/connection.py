@@ -20,6 +20,7 @@ from ldap3.core.exceptions import (
     LDAPBindError,
     LDAPCommunicationError,
     LDAPException,
+    LDAPOperationResult,
     LDAPResponseTimeoutError,
     LDAPSessionTerminatedByServerError,
     LDAPSocketOpenError,
@@ -47,6 +48,39 @@ UNAVAILABLE: tuple[type[Exception], ...] = (
 """Failures meaning "the directory is not there right now" rather than "your request is wrong"."""
 
 
+class _VerifiedTls(Tls):  # type: ignore[misc]  # ldap3 has no type information
+    """ldap3's :class:`~ldap3.Tls` with the server's name checked by OpenSSL in the handshake.
+
+    ldap3 2.9 turns ``SSLContext.check_hostname`` off and compares the name afterwards with
+    :func:`ssl.match_hostname`, deprecated since Python 3.7 (a DeprecationWarning on every
+    connection, a failed connection under ``-W error``) and removed in 3.12, where ldap3's
+    fallback accepts no IP address. Here the default context verifies the chain against the
+    CA file (the system's CAs without one) and the URL's host against the certificate's
+    subjectAltName (DNS name or IP address): a mismatch fails the handshake.
+    """
+
+    def wrap_socket(self, connection: Connection, do_handshake: bool = False) -> None:
+        context = ssl.create_default_context(cafile=self.ca_certs_file)
+        connection.socket = context.wrap_socket(
+            connection.socket,
+            server_side=False,
+            do_handshake_on_connect=do_handshake,
+            server_hostname=connection.server.host,
+        )
+
+
+def _reason(error: BaseException) -> str:
+    """Why a connection failed, for the log: never a credential, OpenSSL's words for TLS."""
+    if isinstance(error, ssl.SSLError):
+        text = str(error)
+        detail = text[text.find("[SSL") :] if "[SSL" in text else text
+        kind = "certificate verification" if isinstance(error, ssl.CertificateError) else "TLS"
+        return f"{kind} failed: {detail.rstrip(chr(39) + chr(34) + ',) ')}"
+    if isinstance(error, LDAPBindError):
+        return f"{type(error).__name__} ({error})"
+    return type(error).__name__
+
+
 class ConnectionFactory:
     """Hands out this thread's bound connection, opening one when needed.
 
@@ -61,7 +95,7 @@ class ConnectionFactory:
             or settings.start_tls
             or any(u.lower().startswith("ldaps://") for u in settings.urls)
         ):
-            tls = Tls(validate=ssl.CERT_REQUIRED, ca_certs_file=settings.ca_file)
+            tls = _VerifiedTls(validate=ssl.CERT_REQUIRED, ca_certs_file=settings.ca_file)
         self._tls = tls
         self._local = threading.local()
 
@@ -82,7 +116,7 @@ class ConnectionFactory:
                 return self._open_server(server)
             except UNAVAILABLE as error:
                 failure = error
-                log.warning("directory %s unreachable: %s", server.host, type(error).__name__)
+                log.warning("directory %s unreachable: %s", url, _reason(error))
         assert failure is not None
         raise failure
 
@@ -98,12 +132,19 @@ class ConnectionFactory:
             auto_referrals=False,
             read_only=False,
             check_names=False,
+            return_empty_attributes=False,
         )
         try:
             connection.open()
             if settings.start_tls and not server.ssl:
                 connection.start_tls()
-            connection.bind()
+            try:
+                connection.bind()
+            except LDAPOperationResult as error:
+                # raise_exceptions makes a refused bind a result error, not LDAPBindError. The
+                # service's own account was refused (wrong password, locked, removed): no
+                # client request can fix that, so it is "unavailable" (503), never a 400.
+                raise LDAPBindError(f"bind refused: {error.description}") from None
         except BaseException:
             self.discard_connection(connection)
             raise
