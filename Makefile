@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SCIM_PORT ?= 8080
 
-.PHONY: run test bench soak lint typing clean system-deps venv
+.PHONY: run test bench soak lint typing clean system-deps venv docs release
 
 # Debian's slapd and ldap-utils, installed when missing (as root); otherwise say what to install.
 system-deps:
@@ -28,13 +28,31 @@ run: system-deps venv
 	@SCIM_PORT=$(SCIM_PORT) $(BIN)/python examples/dev_server.py
 
 test: system-deps venv
-	$(BIN)/tox -e lint,typing,py311
+	$(BIN)/tox -e lint,typing,py311,docs,release
 
 lint: venv
 	$(BIN)/tox -e lint
 
 typing: venv
 	$(BIN)/tox -e typing
+
+# Issue 7's benchmark: 100,000 users, the service against its floor, about 10 minutes; writes
+# bench/results/latest.{json,md,png}. Installs wrk (apt, as root), matplotlib and py-spy (.venv).
+.PHONY: bench-smoke
+bench: system-deps venv
+	$(BIN)/python -m bench
+
+# The same run on a tiny directory in seconds (tests/integration/test_bench_smoke.py runs it too).
+bench-smoke: system-deps venv
+	$(BIN)/python -m bench --smoke --output $${TMPDIR:-/tmp}/scim-bench-smoke
+
+# The Sphinx site in docs/_build/html (warnings are errors).
+docs: venv
+	$(BIN)/tox -e docs
+
+# Build the sdist and wheel, check them and install the wheel in a clean virtualenv.
+release: venv
+	$(BIN)/tox -e release
 
 clean:
 	rm -rf $(VENV) .tox build dist *.egg-info

@@ -9,52 +9,84 @@ A request object in, a response object out::
 
 This package never imports flask, werkzeug or ldap3; the LDAP backend is a plugin loaded by
 name through the ``scim_core.backends`` entry-point group.
+
+The names below (``__all__``) are the public API, kept stable under semantic versioning; a test
+compares their signatures with a checked-in snapshot. They fall into these groups:
+
+- the service facade: :class:`ScimService`, :class:`ScimRequest`, :class:`ScimResponse`,
+  :func:`error_response`, :data:`SCIM_MEDIA_TYPE`;
+- configuration: :class:`ServiceConfig`, :class:`FilterPolicy` and :data:`DEFAULT_POLICY`,
+  :class:`Setting`, :func:`read_settings`, :data:`SERVICE_SETTINGS`, :class:`ConfigError`;
+- backends: the :class:`Backend` protocol, :class:`BackendFactory`, :class:`Query`,
+  :class:`Page`, :data:`Resource`, :class:`Secret` and :func:`load_backend`;
+- errors: :class:`ScimError` and one subclass per RFC 7644 §3.12 error;
+- building blocks: :func:`parse_filter` (and the :data:`Filter` AST), :func:`apply_patch`, and
+  the userName normalization hook (:data:`Normalizer`, :func:`normalize_username`).
+
+The subpackage :mod:`scim_core.filter` (AST node types, :func:`~scim_core.filter.evaluate`) is
+public too; other modules are implementation details.
 """
 
 from scim_core.backend import Backend, BackendFactory, Page, Query, Resource, load_backend
-from scim_core.config import ConfigError, ServiceConfig, Setting
+from scim_core.config import SERVICE_SETTINGS, ConfigError, ServiceConfig, Setting, read_settings
 from scim_core.errors import (
     DirectoryUnavailable,
+    Forbidden,
+    InternalError,
     InvalidFilter,
     InvalidPath,
     InvalidSyntax,
     InvalidValue,
+    MethodNotAllowed,
     Mutability,
     NoTarget,
     NotFound,
     NotImplementedByDesign,
+    PayloadTooLarge,
     PreconditionFailed,
     ScimError,
+    TooMany,
+    TooManyRequests,
+    Unauthorized,
     Uniqueness,
+    UnsupportedMediaType,
+    VersionConflict,
 )
 from scim_core.filter import Filter, parse_filter
 from scim_core.filter.policy import DEFAULT_POLICY, FilterPolicy
-from scim_core.messages import ScimRequest, ScimResponse
+from scim_core.messages import SCIM_MEDIA_TYPE, ScimRequest, ScimResponse
 from scim_core.normalize import Normalizer, normalize_username
 from scim_core.patch import apply_patch
 from scim_core.secret import Secret
-from scim_core.service import ScimService
+from scim_core.service import ScimService, error_response
 
 __version__ = "0.1.0"
+"""The distribution's version; ``setup.cfg`` reads it from here (``attr:``)."""
 
 __all__ = [
     "DEFAULT_POLICY",
+    "SCIM_MEDIA_TYPE",
+    "SERVICE_SETTINGS",
     "Backend",
     "BackendFactory",
     "ConfigError",
     "DirectoryUnavailable",
     "Filter",
     "FilterPolicy",
+    "Forbidden",
+    "InternalError",
     "InvalidFilter",
     "InvalidPath",
     "InvalidSyntax",
     "InvalidValue",
+    "MethodNotAllowed",
     "Mutability",
     "NoTarget",
     "Normalizer",
     "NotFound",
     "NotImplementedByDesign",
     "Page",
+    "PayloadTooLarge",
     "PreconditionFailed",
     "Query",
     "Resource",
@@ -65,10 +97,17 @@ __all__ = [
     "Secret",
     "ServiceConfig",
     "Setting",
+    "TooMany",
+    "TooManyRequests",
+    "Unauthorized",
     "Uniqueness",
+    "UnsupportedMediaType",
+    "VersionConflict",
     "__version__",
     "apply_patch",
+    "error_response",
     "load_backend",
     "normalize_username",
     "parse_filter",
+    "read_settings",
 ]

@@ -13,6 +13,8 @@ multi-valued attribute, or selected elements of one.
 Decisions where RFC 7644 is silent or identity providers depart from it:
 
 * op names are case-insensitive; so are the keys ``op``/``path``/``value``;
+* a path that is a bare extension URN means that extension's attributes: ``add``/``replace``
+  take an object of them (as a path-less operation would), ``remove`` removes them all;
 * without a path, an ``add``/``replace`` value object's keys may be plain, dotted,
   URN-prefixed, flat aliases, or an extension URN holding an object; unknown keys and
   read-only keys (``id``, ``meta``, ``schemas``: Okta sends ``id``) are ignored, always;
@@ -39,12 +41,20 @@ Decisions where RFC 7644 is silent or identity providers depart from it:
 from __future__ import annotations
 
 import copy
+import functools
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from scim_core.errors import InvalidPath, InvalidSyntax, InvalidValue, Mutability, NoTarget
+from scim_core.errors import (
+    InvalidPath,
+    InvalidSyntax,
+    InvalidValue,
+    Mutability,
+    NoTarget,
+    PayloadTooLarge,
+)
 from scim_core.filter.ast import And, Compare, Filter
 from scim_core.filter.evaluate import evaluate
 from scim_core.filter.parser import parse_path
@@ -57,12 +67,18 @@ from scim_core.schemas.attributes import (
     resolve,
 )
 
-__all__ = ["apply_patch"]
+__all__ = ["MAX_OPERATIONS", "MAX_VALUES", "apply_patch"]
 
 Resource = dict[str, Any]
 Element = dict[str, Any]
 Selector = Callable[[list[Element]], list[int]]
 
+#: Most operations one PATCH may carry (413 beyond, as for bulk maxOperations, RFC 7644 §3.7.4).
+MAX_OPERATIONS = 1000
+#: Most values one multi-valued attribute may hold, per resource type (Groups: unbounded, their
+#: members are not written through this engine). Checked after every operation, so applying a
+#: PATCH costs at most operations x values, whatever a 1 MiB body holds.
+MAX_VALUES: Mapping[str, int] = {"User": 100}
 #: Attributes a PATCH never writes (RFC 7643 §3.1 common attributes, and the schemas list).
 _READ_ONLY_KEYS = frozenset({"id", "meta", "schemas"})
 #: Sub-attributes the service derives from ``value`` and never stores.
@@ -162,6 +178,7 @@ def _target(ref: AttrRef, value_filter: Filter | None = None) -> _Target:
     return _Target(ref)
 
 
+@functools.lru_cache(maxsize=256)
 def _path_target(path: str, op: str, resource_type: str) -> _Target:
     """Parse and resolve a PATCH ``path`` (RFC 7644 §3.5.2, §3.10).
 
@@ -193,10 +210,12 @@ def _path_target(path: str, op: str, resource_type: str) -> _Target:
     return _target(ref, parsed.value_filter)
 
 
-def _object_targets(value: Any, resource_type: str) -> Iterator[tuple[_Target, Any]]:
+def _object_targets(value: Any, resource_type: str, op: str) -> Iterator[tuple[_Target, Any]]:
     """The targets of a path-less ``add``/``replace`` (RFC 7644 §3.5.2.1, §3.5.2.3).
 
-    Unknown and read-only keys are skipped (DESIGN §2: unknown attributes are ignored).
+    Unknown and read-only keys are skipped (DESIGN §2: unknown attributes are ignored), and so
+    are immutable ones except in an ``add``, which may set them (RFC 7644 §3.5.2): that is how
+    a POST body is folded.
     """
     if not isinstance(value, Mapping):
         raise InvalidValue("An operation without a path needs an object of attributes as value.")
@@ -213,8 +232,21 @@ def _object_targets(value: Any, resource_type: str) -> Iterator[tuple[_Target, A
             pairs = [(str(key), item)]
         for name, attribute_value in pairs:
             ref = resolve(name, resource_type)
-            if ref is not None and ref.definition.mutability not in {"readOnly", "immutable"}:
+            if ref is None or ref.definition.mutability == "readOnly":
+                continue
+            if ref.definition.mutability != "immutable" or op == "add":
                 yield _target(ref), attribute_value
+
+
+def _extension_urn(path: str, resource_type: str) -> str | None:
+    """The canonical URN when ``path`` names a whole schema extension, else ``None``.
+
+    RFC 7644 §3.10 builds paths from attributes; clients (scim2-client, for one) also send
+    the bare extension URN to mean "this extension's attributes": its value is an object.
+    """
+    folded = path.lower()
+    extensions = SCHEMAS_BY_RESOURCE_TYPE.get(resource_type, ())[1:]
+    return next((s.id for s in extensions if s.id.lower() == folded), None)
 
 
 # --------------------------------------------------------------------------- handlers
@@ -237,8 +269,46 @@ def _same(parent: Attribute, left: Any, right: Any) -> bool:
     return bool(a == b)
 
 
-def _find(parent: Attribute, items: list[Element], element: Element) -> Element | None:
-    return next((item for item in items if _same(parent, item, element)), None)
+def _value_key(value_sub: Attribute | None, element: Any) -> Hashable | None:
+    """What :func:`_same` compares ``element`` by, when that is a hashable value."""
+    if value_sub is None or not isinstance(element, Mapping):
+        return None
+    value = element.get("value")
+    if isinstance(value, str):
+        return ("text", value if value_sub.case_exact else value.casefold())
+    try:
+        return None if value is None else ("other", hash(value), value)
+    except TypeError:
+        return None
+
+
+class _ByValue:
+    """Elements found by value through a dictionary: :func:`_same` without a pairwise scan.
+
+    A 1 MiB body holds tens of thousands of values; comparing each with each would cost
+    minutes of CPU. Elements without a hashable value (rare) are still scanned.
+    """
+
+    def __init__(self, parent: Attribute, items: Sequence[Element] = ()) -> None:
+        self._parent = parent
+        self._value_sub = parent.sub("value")
+        self._keyed: dict[Hashable, Element] = {}
+        self._unkeyed: list[Element] = []
+        for item in items:
+            self.add(item)
+
+    def add(self, element: Element) -> None:
+        key = _value_key(self._value_sub, element)
+        if key is None:
+            self._unkeyed.append(element)
+        else:
+            self._keyed.setdefault(key, element)  # the first of equal elements, as a scan finds
+
+    def find(self, element: Element) -> Element | None:
+        key = _value_key(self._value_sub, element)
+        if key is None:
+            return next((i for i in self._unkeyed if _same(self._parent, i, element)), None)
+        return self._keyed.get(key)
 
 
 def _with_derived(parent: Attribute, element: Element, previous: Element | None) -> Element:
@@ -288,10 +358,12 @@ def _union(holder: Resource, target: _Target, value: Any) -> list[Element]:
     items: list[Element] = holder.get(parent.name) or []
     holder[parent.name] = items
     written = []
+    index = _ByValue(parent, items)
     for element in value or ():
-        present = _find(parent, items, element)
+        present = index.find(element)
         if present is None:
             items.append(element)
+            index.add(element)
             written.append(element)
         else:
             present.update({k: v for k, v in element.items() if k != "value"})
@@ -302,8 +374,8 @@ def _union(holder: Resource, target: _Target, value: Any) -> list[Element]:
 def _replace_all(holder: Resource, target: _Target, value: Any) -> list[Element]:
     """Multi-valued replace: the whole list, derived sub-attributes kept (RFC 7644 §3.5.2.3)."""
     parent = target.ref.parent
-    current = holder.get(parent.name) or []
-    holder[parent.name] = [_with_derived(parent, e, _find(parent, current, e)) for e in value or ()]
+    current = _ByValue(parent, holder.get(parent.name) or [])
+    holder[parent.name] = [_with_derived(parent, e, current.find(e)) for e in value or ()]
     return list(holder[parent.name])
 
 
@@ -313,7 +385,8 @@ def _subtract(holder: Resource, target: _Target, value: Any) -> list[Element]:
     if value is None:
         return _unset(holder, target, value)
     current = holder.get(parent.name) or []
-    holder[parent.name] = [e for e in current if not any(_same(parent, e, v) for v in value)]
+    removed = _ByValue(parent, value)
+    holder[parent.name] = [e for e in current if removed.find(e) is None]
     return []
 
 
@@ -462,6 +535,15 @@ def _unordered(value: Any) -> Any:
 _OPS = frozenset(_op for _op, _ in _HANDLERS)
 
 
+def _check_size(resource: Resource, target: _Target, resource_type: str) -> None:
+    """Refuse a multi-valued attribute grown past :data:`MAX_VALUES` for its resource type."""
+    limit = MAX_VALUES.get(resource_type)
+    holder = resource.get(target.ref.schema) if target.ref.schema else resource
+    items = holder.get(target.ref.attribute) if isinstance(holder, dict) else None
+    if limit is not None and isinstance(items, list) and len(items) > limit:
+        raise InvalidValue(f"'{target.ref.attribute}' holds at most {limit} values.")
+
+
 def _apply(resource: Resource, target: _Target, op: str, value: Any) -> bool:
     """Run one resolved operation; ``True`` when it wrote a writeOnly attribute."""
     ref = target.ref
@@ -490,8 +572,14 @@ def apply_patch(
     :raises InvalidPath: a path does not parse or names an attribute the service lacks.
     :raises NoTarget: a ``remove`` without a path (RFC 7644 §3.5.2.2).
     :raises Mutability: a path names ``id``, ``meta``, ``schemas`` or a read-only attribute.
-    :raises InvalidValue: a value does not fit its attribute, or ``add``/``replace`` lacks one.
+    :raises InvalidValue: a value does not fit its attribute, or ``add``/``replace`` lacks one,
+        or a multi-valued attribute would hold more than :data:`MAX_VALUES` allows.
+    :raises PayloadTooLarge: more than :data:`MAX_OPERATIONS` operations.
     """
+    if len(operations) > MAX_OPERATIONS:
+        raise PayloadTooLarge(
+            f"A PATCH carries at most {MAX_OPERATIONS} operations; split this one."
+        )
     result: Resource = copy.deepcopy(dict(resource))
     wrote_secret = False
     for index, raw in enumerate(operations):
@@ -510,14 +598,21 @@ def apply_patch(
         if op != "remove" and "value" not in operation:
             raise InvalidValue(f"PATCH operation {index} ({op}) has no value.")
         value = operation.get("value")
-        if path and path.strip():
+        extension = _extension_urn(path.strip(), resource_type) if path else None
+        if extension is not None and op == "remove":
+            result.pop(extension, None)
+            continue
+        if extension is not None:
+            targets = list(_object_targets({extension: value}, resource_type, op))
+        elif path and path.strip():
             targets = [(_path_target(path.strip(), op, resource_type), value)]
         elif op == "remove":
             raise NoTarget(f"PATCH operation {index} (remove) has no path.")
         else:
-            targets = list(_object_targets(value, resource_type))
+            targets = list(_object_targets(value, resource_type, op))
         for target, item in targets:
             wrote_secret = _apply(result, target, op, item) or wrote_secret
+            _check_size(result, target, resource_type)
     patched = _canonical_resource(result)
     before = _canonical_resource(resource)
     return patched, wrote_secret or _unordered(patched) != _unordered(before)

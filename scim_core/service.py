@@ -13,6 +13,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
+from urllib.parse import quote
 
 from scim_core import discovery
 from scim_core.backend import Backend, Query, Resource
@@ -47,7 +48,13 @@ from scim_core.normalize import Normalizer, normalize_username
 from scim_core.paging import parse_window
 from scim_core.patch import apply_patch
 from scim_core.projection import Projection, parse_projection
-from scim_core.schemas.resources import GROUP_URN, USER_URN, validate_group, validate_user
+from scim_core.schemas.resources import (
+    ENTERPRISE_URN,
+    GROUP_URN,
+    USER_URN,
+    validate_group,
+    validate_user,
+)
 from scim_core.secret import Secret
 
 __all__ = ["LIST_RESPONSE_URN", "PATCH_OP_URN", "SEARCH_REQUEST_URN", "ScimService"]
@@ -58,6 +65,8 @@ SEARCH_REQUEST_URN = "urn:ietf:params:scim:api:messages:2.0:SearchRequest"
 
 _ACCEPTED_MEDIA_TYPES = frozenset({SCIM_MEDIA_TYPE, "application/json"})
 _MAX_JSON_DEPTH = 32
+#: RFC 4511 maxInt: the largest offset a VLV request (and most directories) can carry.
+_MAX_START_INDEX = 2**31 - 1
 _READ_ONLY_KEYS = frozenset({"id", "meta", "schemas", "groups"})
 _UPDATE_ATTEMPTS = 3
 
@@ -65,6 +74,29 @@ audit_log = logging.getLogger("scim.audit")
 log = logging.getLogger("scim.service")
 
 Handler = Callable[["ScimService", ScimRequest, str], ScimResponse]
+
+
+def _check_text(document: Any) -> None:
+    """Refuse strings no directory value may hold: a NUL, or an unpaired UTF-16 surrogate.
+
+    JSON can spell both (``\\u0000``, ``\\ud800``); LDAP strings are UTF-8 text in which a NUL
+    would truncate the value for C clients and a lone surrogate cannot be encoded at all.
+    """
+    pending = [document]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                raise InvalidValue("The request body holds a NUL character (\\u0000).")
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                raise InvalidSyntax("The request body holds an unpaired surrogate.") from None
+        elif isinstance(item, dict):
+            pending.extend(item)
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
 
 
 def _json_depth_ok(body: bytes) -> bool:
@@ -117,14 +149,17 @@ class ScimService:
         try:
             return self._dispatch(request)
         except ScimError as error:
+            self._audit_failure(request, error.status, error.scim_type)
             return error_response(error)
+        except Exception:
+            self._audit_failure(request, 500, None)
+            raise
 
     def _dispatch(self, request: ScimRequest) -> ScimResponse:
-        parts = [p for p in request.path.split("/") if p]
-        if not parts or len(parts) > 2:
+        # The id is all that follows the endpoint: a group's id (its cn) may hold a "/".
+        endpoint, _, ident = request.path.strip("/").partition("/")
+        if not endpoint:
             raise NotFound(f"No SCIM endpoint at {request.path or '/'}.")
-        endpoint = parts[0]
-        ident = parts[1] if len(parts) == 2 else ""
         route_key = (endpoint.lower(), bool(ident) and ident != ".search")
         if ident == ".search":
             route_key = (endpoint.lower() + "/.search", False)
@@ -163,12 +198,14 @@ class ScimService:
         if not _json_depth_ok(request.body):
             raise InvalidSyntax(f"The JSON body is nested deeper than {_MAX_JSON_DEPTH} levels.")
         try:
-            return json.loads(request.body.decode("utf-8"))
+            document = json.loads(request.body.decode("utf-8"))
         except UnicodeDecodeError:
             raise InvalidSyntax("The request body is not valid UTF-8.") from None
         except ValueError as exc:
             reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "not JSON"
             raise InvalidSyntax(f"The request body is not valid JSON: {reason}.") from None
+        _check_text(document)
+        return document
 
     def _object_body(self, request: ScimRequest) -> dict[str, Any]:
         body = self._json_body(request)
@@ -210,7 +247,7 @@ class ScimService:
                 parsed = self._normalize_filter(parsed)
         query = Query(
             filter=parsed,
-            start_index=window.start_index,
+            start_index=min(window.start_index, _MAX_START_INDEX),
             count=window.count,
             attributes=projection.top_level(),
         )
@@ -253,11 +290,17 @@ class ScimService:
         rendered.update(resource)
         meta = dict(resource.get("meta") or {})
         meta["resourceType"] = resource_type
-        meta["location"] = f"{request.base_url}/{endpoint}/{resource['id']}"
+        meta["location"] = f"{request.base_url}/{endpoint}/{quote(str(resource['id']), safe='')}"
         rendered["meta"] = meta
         if resource_type == "Group":
             for member in rendered.get("members") or ():
                 member["$ref"] = f"{request.base_url}/Users/{member['value']}"
+        enterprise = rendered.get(ENTERPRISE_URN)
+        if isinstance(enterprise, dict) and isinstance(enterprise.get("manager"), dict):
+            manager = {**enterprise["manager"]}
+            if manager.get("value"):
+                manager["$ref"] = f"{request.base_url}/Users/{manager['value']}"
+            rendered[ENTERPRISE_URN] = {**enterprise, "manager": manager}
         return projection.apply(rendered) if projection else rendered
 
     def _resource_response(
@@ -306,6 +349,14 @@ class ScimService:
 
     def _schemas(self, request: ScimRequest, urn: str) -> ScimResponse:
         return _listing_or_one(discovery.schemas(request.base_url), urn, "Schema")
+
+    def _openapi(self, request: ScimRequest, _: str) -> ScimResponse:
+        """The OpenAPI 3 document of this API (apispec is imported on first use only)."""
+        from scim_core import __version__
+        from scim_core.schemas.openapi import openapi_document
+
+        body = openapi_document(request.base_url, __version__)
+        return ScimResponse(200, body, {"Content-Type": "application/json"})
 
     # ------------------------------------------------------------------ users
 
@@ -456,7 +507,7 @@ class ScimService:
             _check_version(
                 request, self._group_or_404(group_id, Projection(include=frozenset({"id"})))
             )
-        add, remove = plan.add, plan.remove
+        add, remove = list(plan.add), list(plan.remove)
         if plan.replace is not None:
             current = self._group_or_404(group_id, Projection())
             present = {m["value"] for m in current.get("members") or ()}
@@ -472,23 +523,51 @@ class ScimService:
     # ------------------------------------------------------------------ audit
 
     def _audit(
-        self, request: ScimRequest, action: str, resource_type: str, ident: str, status: int
+        self,
+        request: ScimRequest,
+        action: str,
+        resource_type: str,
+        ident: str | None,
+        status: int,
+        scim_type: str | None = None,
     ) -> None:
-        audit_log.info(
-            "%s %s %s",
+        """One ``scim.audit`` line per change made or refused: who, what, which id, result.
+
+        It names the token (its configured name, never the token), the action, the resource
+        type and id, and the HTTP status (with the scimType of a refusal); never a value from
+        the body, so no password can reach it. A write that changes nothing logs no audit line.
+        """
+        record = {
+            "who": request.principal,
+            "action": action,
+            "resourceType": resource_type,
+            "id": ident,
+            "status": status,
+            "result": "success" if status < 400 else "failure",
+        }
+        if scim_type:
+            record["scimType"] = scim_type
+        level = logging.INFO if status < 400 else logging.WARNING
+        audit_log.log(
+            level,
+            "%s %s %s %s",
             action,
             resource_type,
-            ident,
-            extra={
-                "audit": {
-                    "who": request.principal,
-                    "action": action,
-                    "resourceType": resource_type,
-                    "id": ident,
-                    "status": status,
-                }
-            },
+            ident or "-",
+            status,
+            extra={"audit": record},
         )
+
+    def _audit_failure(self, request: ScimRequest, status: int, scim_type: str | None) -> None:
+        """Audit a refused change: a POST, PUT, PATCH or DELETE on /Users or /Groups."""
+        action = _WRITE_ACTIONS.get(request.method.upper())
+        endpoint, _, ident = request.path.strip("/").partition("/")
+        resource_type = _AUDITED_ENDPOINTS.get(endpoint.lower())
+        if action is None or resource_type is None or ident == ".search":
+            return
+        if bool(ident) == (action == "create"):
+            return  # POST /Users/{id}, PUT /Users: no such change (405)
+        self._audit(request, action, resource_type, ident or None, status, scim_type)
 
     # ------------------------------------------------------------------ health
 
@@ -501,9 +580,10 @@ class ScimService:
 class _MembershipPlan:
     """What a group PATCH asks for, as value-by-value member changes (never the whole list)."""
 
-    add: list[str] = field(default_factory=list)
-    remove: list[str] = field(default_factory=list)
-    replace: list[str] | None = None
+    # Ordered sets (dict keys): a PATCH may carry thousands of members, in as many operations.
+    add: dict[str, None] = field(default_factory=dict)
+    remove: dict[str, None] = field(default_factory=dict)
+    replace: dict[str, None] | None = None
 
     @classmethod
     def from_operations(
@@ -553,29 +633,33 @@ class _MembershipPlan:
                 raise InvalidPath("Only remove takes a members[...] filter.")
             self._drop(_member_ids_in_filter(value_filter))
             return
+        if op == "remove" and value is None:  # RFC 7644 §3.5.2.2: every member
+            self.replace, self.add, self.remove = {}, {}, {}
+            return
         ids = _member_ids(value)
         if op == "add":
             self._add(ids)
-        elif op == "remove" and value is None:
-            self.replace, self.add, self.remove = [], [], []
         elif op == "remove":
             self._drop(ids)
         else:
-            self.replace, self.add, self.remove = list(dict.fromkeys(ids)), [], []
+            self.replace, self.add, self.remove = dict.fromkeys(ids), {}, {}
 
     def _add(self, ids: Sequence[str]) -> None:
         if self.replace is not None:
-            self.replace += [i for i in ids if i not in self.replace]
+            self.replace.update(dict.fromkeys(ids))
             return
-        self.remove = [i for i in self.remove if i not in ids]
-        self.add += [i for i in ids if i not in self.add]
+        for ident in ids:
+            self.remove.pop(ident, None)
+            self.add[ident] = None
 
     def _drop(self, ids: Sequence[str]) -> None:
         if self.replace is not None:
-            self.replace = [i for i in self.replace if i not in ids]
+            for ident in ids:
+                self.replace.pop(ident, None)
             return
-        self.add = [i for i in self.add if i not in ids]
-        self.remove += [i for i in ids if i not in self.remove]
+        for ident in ids:
+            self.add.pop(ident, None)
+            self.remove[ident] = None
 
 
 def _member_ids(value: Any) -> list[str]:
@@ -656,6 +740,9 @@ def error_response(error: ScimError) -> ScimResponse:
     return ScimResponse(error.status, error.to_body(), headers)
 
 
+_WRITE_ACTIONS = {"POST": "create", "PUT": "replace", "PATCH": "patch", "DELETE": "delete"}
+_AUDITED_ENDPOINTS = {"users": "User", "groups": "Group"}
+
 _GROUP_WRITES_DETAIL = (
     "Group replacement and deletion are managed in the directory, not through SCIM; "
     "use PATCH to change membership."
@@ -672,6 +759,7 @@ _ROUTES: dict[tuple[str, bool], _Route] = {
     ("resourcetypes", True): _Route({"GET": ScimService._resource_types}),
     ("schemas", False): _Route({"GET": ScimService._schemas}),
     ("schemas", True): _Route({"GET": ScimService._schemas}),
+    ("openapi.json", False): _Route({"GET": ScimService._openapi}),
     ("users", False): _Route({"GET": ScimService._list_users, "POST": ScimService._create_user}),
     ("users/.search", False): _Route({"POST": ScimService._search_users}),
     ("users", True): _Route(

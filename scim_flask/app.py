@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import time
 import uuid
 from collections.abc import Mapping
@@ -24,12 +25,14 @@ from scim_core.errors import (
     NotFound,
     PayloadTooLarge,
     ScimError,
+    TooManyRequests,
     Unauthorized,
     UnsupportedMediaType,
 )
 from scim_core.messages import SCIM_MEDIA_TYPE, ScimRequest, ScimResponse
 from scim_core.service import ScimService, error_response
 from scim_flask.logs import configure_logging
+from scim_flask.ratelimit import TokenBuckets
 from scim_flask.settings import AppSettings
 
 __all__ = ["SCIM_PREFIX", "ScimExtension", "create_app"]
@@ -41,6 +44,8 @@ request_log = logging.getLogger("scim.request")
 log = logging.getLogger("scim.app")
 
 _METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+#: A client's X-Request-Id is echoed and logged only if it looks like an id; else one is made.
+_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 _HTTP_ERRORS: dict[int, type[ScimError]] = {
     404: NotFound,
     405: MethodNotAllowed,
@@ -53,7 +58,7 @@ def _to_flask(response: ScimResponse) -> Response:
     flask_response = Response(response.body_bytes(), status=response.status)
     for name, value in response.headers.items():
         flask_response.headers[name] = value
-    if response.body is not None:
+    if response.body is not None and "Content-Type" not in flask_response.headers:
         flask_response.headers["Content-Type"] = SCIM_MEDIA_TYPE
     return flask_response
 
@@ -84,7 +89,12 @@ class ScimExtension:
         settings = self._settings or AppSettings.from_environ(os.environ)
         backend = self._backend or load_backend(settings.backend)(os.environ)
         service = ScimService(backend, settings.service)
-        app.extensions[EXTENSION_KEY] = {"service": service, "settings": settings}
+        limiter = TokenBuckets(settings.rate_limit) if settings.rate_limit else None
+        app.extensions[EXTENSION_KEY] = {
+            "service": service,
+            "settings": settings,
+            "limiter": limiter,
+        }
         app.config.setdefault("MAX_CONTENT_LENGTH", settings.service.max_body_bytes)
         app.register_blueprint(_blueprint(self.url_prefix), url_prefix=self.url_prefix)
         _register_handlers(app, self.url_prefix)
@@ -106,6 +116,15 @@ def _blueprint(url_prefix: str) -> Blueprint:
         if principal is None:
             return _error(Unauthorized())
         g.scim_principal = principal
+        limiter = _state()["limiter"]
+        wait = limiter.acquire(principal) if limiter is not None else 0
+        if wait:
+            return _error(
+                TooManyRequests(
+                    f"The rate limit of this token is exhausted; retry after {wait} s.",
+                    retry_after=wait,
+                )
+            )
         return None
 
     @blueprint.route("/", defaults={"subpath": ""}, methods=_METHODS)
@@ -131,7 +150,8 @@ def _register_handlers(app: Flask, url_prefix: str) -> None:
     @app.before_request
     def start_timer() -> None:
         g.scim_started = time.perf_counter()
-        g.scim_request_id = request.headers.get("X-Request-Id") or uuid.uuid4().hex
+        offered = request.headers.get("X-Request-Id", "")
+        g.scim_request_id = offered if _REQUEST_ID.match(offered) else uuid.uuid4().hex
 
     @app.after_request
     def log_request(response: Response) -> Response:

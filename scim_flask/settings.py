@@ -18,6 +18,13 @@ def _level(text: str) -> str:
     return text.upper()
 
 
+def _rate(text: str) -> float:
+    value = float(text.strip())
+    if not value >= 0 or value == float("inf"):
+        raise ValueError("expected requests per second, 0 or more (0 = no limit)")
+    return value
+
+
 HTTP_SETTINGS: tuple[Setting[Any], ...] = (
     Setting(
         "SCIM_TOKENS_SHA256",
@@ -29,6 +36,13 @@ HTTP_SETTINGS: tuple[Setting[Any], ...] = (
     ),
     Setting("SCIM_BACKEND", str, "ldap", "The backend plugin: `ldap` or `memory` (or your own)."),
     Setting("SCIM_LOG_LEVEL", _level, "INFO", "DEBUG, INFO, WARNING or ERROR."),
+    Setting(
+        "SCIM_RATE_LIMIT",
+        _rate,
+        0.0,
+        "Requests per second per token name, per worker process (429 with Retry-After beyond); "
+        "0 turns the limit off.",
+    ),
 )
 
 
@@ -40,6 +54,7 @@ class AppSettings:
     tokens: TokenSet
     backend: str
     log_level: str
+    rate_limit: float = 0.0
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> AppSettings:
@@ -50,4 +65,5 @@ class AppSettings:
             tokens=values["SCIM_TOKENS_SHA256"],
             backend=values["SCIM_BACKEND"],
             log_level=values["SCIM_LOG_LEVEL"],
+            rate_limit=values["SCIM_RATE_LIMIT"],
         )

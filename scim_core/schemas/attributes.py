@@ -193,7 +193,11 @@ USER_SCHEMA = Schema(
         Attribute(
             "active",
             "boolean",
-            description="The user's administrative status; false is an enforced disable.",
+            required=True,
+            description=(
+                "The user's administrative status; false is an enforced disable. Always set:"
+                " true when a create omits it; it cannot be removed, only replaced."
+            ),
         ),
         Attribute(
             "password",
@@ -245,10 +249,19 @@ GROUP_SCHEMA = Schema(
     attributes=(
         _ID,
         Attribute(
+            "externalId",
+            "string",
+            case_exact=True,
+            mutability="readOnly",
+            returned="never",
+            description="Not kept for groups: ignored on input, never returned.",
+        ),
+        Attribute(
             "displayName",
             "string",
             required=True,
-            description="A human-readable name for the Group.",
+            mutability="immutable",
+            description="The group's name, which is also its id (the cn): set on create only.",
         ),
         Attribute(
             "members",

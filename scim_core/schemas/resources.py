@@ -7,6 +7,8 @@ check types and bounds. Unknown keys are dropped, never echoed.
 
 from __future__ import annotations
 
+import stringprep
+import unicodedata
 from typing import Any
 
 from marshmallow import EXCLUDE, Schema, ValidationError, fields, validate
@@ -14,10 +16,54 @@ from marshmallow import EXCLUDE, Schema, ValidationError, fields, validate
 from scim_core.errors import InvalidValue
 from scim_core.schemas.attributes import ENTERPRISE_URN, GROUP_URN, USER_URN
 
-__all__ = ["ENTERPRISE_URN", "GROUP_URN", "USER_URN", "validate_group", "validate_user"]
+__all__ = [
+    "ENTERPRISE_URN",
+    "GROUP_URN",
+    "USER_URN",
+    "EmailSchema",
+    "GroupSchema",
+    "UserSchema",
+    "validate_group",
+    "validate_user",
+]
 
 
 _TEXT = validate.Length(min=1, max=1024)
+_SASLPREP_PROHIBITED = (
+    stringprep.in_table_c12,
+    stringprep.in_table_c21,
+    stringprep.in_table_c22,
+    stringprep.in_table_c3,
+    stringprep.in_table_c4,
+    stringprep.in_table_c5,
+    stringprep.in_table_c6,
+    stringprep.in_table_c7,
+    stringprep.in_table_c8,
+    stringprep.in_table_c9,
+)
+
+
+def _sasl_prepared(password: str) -> None:
+    """Refuse a password that RFC 4013 (SASLprep) cannot prepare.
+
+    LDAP passwords are prepared with SASLprep (RFC 4513 §5.1.2, RFC 3062): control characters
+    (NUL included), private-use and non-character code points and mixed-direction text are
+    prohibited, so such a password could never be used to bind. The message never quotes it.
+    """
+    mapped = "".join(
+        " " if stringprep.in_table_c12(c) else c for c in password if not stringprep.in_table_b1(c)
+    )
+    prepared = unicodedata.ucd_3_2_0.normalize("NFKC", mapped)
+    if not prepared:
+        raise ValidationError("Nothing is left of it once prepared (RFC 4013).")
+    if any(prohibited(c) for c in prepared for prohibited in _SASLPREP_PROHIBITED):
+        raise ValidationError("It holds a character RFC 4013 (SASLprep) prohibits.")
+    right_to_left = [stringprep.in_table_d1(c) for c in prepared]
+    if any(right_to_left) and (
+        any(stringprep.in_table_d2(c) for c in prepared)
+        or not (right_to_left[0] and right_to_left[-1])
+    ):
+        raise ValidationError("It mixes text directions as RFC 4013 §6 prohibits.")
 
 
 class _Strict(Schema):
@@ -60,15 +106,36 @@ class _User(_Strict):
     title = fields.String(validate=_TEXT)
     emails = fields.List(fields.Nested(_Email))
     active = fields.Boolean()
-    password = fields.String(validate=validate.Length(min=1, max=1024))
+    password = fields.String(validate=[validate.Length(min=1, max=1024), _sasl_prepared])
     enterprise = fields.Nested(_Enterprise, data_key=ENTERPRISE_URN)
+
+
+#: A group's displayName is its cn, an RDN value: OpenLDAP's back-mdb refuses RDNs whose
+#: normalized and stored forms together pass its 511-byte key size (about 242 bytes of value),
+#: with the unhelpful result "other"; refuse longer names first, with a clear 400.
+GROUP_NAME_MAX_BYTES = 240
+
+
+def _group_name(name: str) -> None:
+    """The displayName is the id, in URLs too: no control characters, and it must fit an RDN."""
+    if any(unicodedata.category(c) == "Cc" for c in name):
+        raise ValidationError("It holds a control character.")
+    if len(name.encode("utf-8", "surrogatepass")) > GROUP_NAME_MAX_BYTES:
+        raise ValidationError(f"At most {GROUP_NAME_MAX_BYTES} bytes of UTF-8 (it is the cn).")
 
 
 class _Group(_Strict):
     id = fields.String()
-    display_name = fields.String(data_key="displayName", validate=validate.Length(min=1, max=256))
+    display_name = fields.String(
+        data_key="displayName", validate=[validate.Length(min=1, max=256), _group_name]
+    )
     members = fields.List(fields.Nested(_Reference))
 
+
+#: The input schemas under public names (the OpenAPI document is generated from them).
+UserSchema = _User
+GroupSchema = _Group
+EmailSchema = _Email
 
 _USER = _User()
 _GROUP = _Group()

@@ -67,7 +67,9 @@ class Client:
     def ok(self, method: str, path: str, body: Any = None, **kwargs: Any) -> dict[str, Any]:
         """Like :meth:`call`, asserting a 2xx answer, returning its body."""
         response = self.call(method, path, body, **kwargs)
-        assert 200 <= response.status < 300, (response.status, response.body)
+        assert 200 <= response.status < 300, (
+            f"{method} {path} answered {response.status}, expected 2xx: {response.body}"
+        )
         return dict(response.body or {})
 
     def patch(self, path: str, *operations: dict[str, Any], **kwargs: Any) -> ScimResponse:
@@ -111,6 +113,7 @@ class BackendContract:
     # ------------------------------------------------------------- users: create and read
 
     def test_create_then_get(self, client: Client) -> None:
+        """POST /Users stores the user; GET /Users/{id} returns the same resource."""
         created = client.ok("POST", "/Users", user_body())
         assert created["id"] and created["meta"]["resourceType"] == "User"
         assert created["meta"]["location"].endswith("/Users/" + created["id"])
@@ -121,12 +124,14 @@ class BackendContract:
         assert fetched["active"] is True
 
     def test_create_answers_201_with_location_and_etag(self, client: Client) -> None:
+        """A create is 201 with ``Location`` and ``ETag`` matching ``meta``."""
         response = client.call("POST", "/Users", user_body())
         assert response.status == 201
         assert response.headers["Location"] == dict(response.body or {})["meta"]["location"]
         assert response.headers["ETag"] == dict(response.body or {})["meta"]["version"]
 
     def test_flat_aliases_are_accepted(self, client: Client) -> None:
+        """Flat ``givenName``, ``familyName`` and ``email`` are accepted on input."""
         name = unique()
         body = {
             "userName": name,
@@ -139,6 +144,7 @@ class BackendContract:
         assert created["emails"][0]["value"] == f"{name}@example.com"
 
     def test_every_missing_required_field_is_named(self, client: Client) -> None:
+        """A create missing fields is 400 ``invalidValue`` naming each of them."""
         response = client.call("POST", "/Users", {"schemas": [USER_URN]})
         assert response.status == 400
         body = dict(response.body or {})
@@ -147,6 +153,7 @@ class BackendContract:
             assert field in body["detail"]
 
     def test_username_is_normalized_and_unique(self, client: Client) -> None:
+        """userName is stored normalized; a duplicate after normalization is 409."""
         name = unique("Ana.")
         created = client.ok("POST", "/Users", user_body("  " + name.upper() + "  "))
         assert created["userName"] == name.lower()
@@ -155,16 +162,19 @@ class BackendContract:
         assert dict(again.body or {})["scimType"] == "uniqueness"
 
     def test_unknown_and_malformed_ids_are_404(self, client: Client) -> None:
+        """Unknown, malformed and overlong user ids are 404 with an error body."""
         for ident in (str(uuid.uuid4()), "not-an-id", "x" * 300):
             response = client.call("GET", "/Users/" + ident)
             assert response.status == 404
             assert dict(response.body or {})["status"] == "404"
 
     def test_unknown_attributes_are_ignored(self, client: Client) -> None:
+        """Attributes the service does not store are ignored, never echoed back."""
         created = client.ok("POST", "/Users", user_body(roles=[], nickName="ignored"))
         assert "roles" not in created and "nickName" not in created
 
     def test_password_is_never_returned(self, client: Client) -> None:
+        """A password is write-only: no response ever contains it."""
         created = client.ok("POST", "/Users", user_body(password="Canary-Pa55word!"))
         fetched = client.ok("GET", "/Users/" + created["id"])
         assert "Canary" not in json.dumps(created) + json.dumps(fetched)
@@ -172,6 +182,7 @@ class BackendContract:
     # ------------------------------------------------------------- users: list and filter
 
     def test_username_filter_is_case_insensitive(self, client: Client) -> None:
+        """``userName eq`` matches whatever the case of the value."""
         name = unique()
         created = client.ok("POST", "/Users", user_body(name))
         found = client.ok("GET", "/Users", query={"filter": f'userName eq "{name.upper()}"'})
@@ -180,6 +191,7 @@ class BackendContract:
         assert found["schemas"] == ["urn:ietf:params:scim:api:messages:2.0:ListResponse"]
 
     def test_email_filters(self, client: Client) -> None:
+        """``email eq`` and ``emails.value eq`` (any case of the name) find the user."""
         name = unique()
         created = client.ok("POST", "/Users", user_body(name))
         for attribute in ("email", "emails.value", "EMAILS.VALUE"):
@@ -189,15 +201,18 @@ class BackendContract:
             assert [r["id"] for r in found["Resources"]] == [created["id"]]
 
     def test_a_miss_is_an_empty_list(self, client: Client) -> None:
+        """A filter matching nothing is a 200 ListResponse with no resources."""
         found = client.ok("GET", "/Users", query={"filter": f'userName eq "{unique()}"'})
         assert (found["totalResults"], found["Resources"]) == (0, [])
 
     def test_disallowed_filter_is_invalid_filter(self, client: Client) -> None:
+        """A filter form outside the policy is 400 ``invalidFilter``."""
         response = client.call("GET", "/Users", query={"filter": 'title co "x"'})
         assert response.status == 400
         assert dict(response.body or {})["scimType"] == "invalidFilter"
 
     def test_paging_is_stable_and_bounded(self, client: Client) -> None:
+        """Pages follow ``startIndex``/``count`` in userName order; ``count=0`` counts."""
         prefix = unique("p")
         for index in range(5):
             client.ok("POST", "/Users", user_body(f"{prefix}-{index}"))
@@ -214,6 +229,7 @@ class BackendContract:
         assert beyond["Resources"] == []
 
     def test_active_filter(self, client: Client) -> None:
+        """``active eq true|false`` separates disabled users from the others."""
         name = unique()
         created = client.ok("POST", "/Users", user_body(name))
         client.patch("/Users/" + created["id"], {"op": "replace", "path": "active", "value": False})
@@ -223,6 +239,7 @@ class BackendContract:
         assert active["totalResults"] + inactive["totalResults"] >= 1
 
     def test_attributes_projection(self, client: Client) -> None:
+        """``attributes`` and ``excludedAttributes`` shape what a GET returns."""
         created = client.ok("POST", "/Users", user_body())
         only = client.ok("GET", "/Users/" + created["id"], query={"attributes": "userName"})
         assert set(only) >= {"id", "userName", "schemas"} and "emails" not in only
@@ -234,6 +251,7 @@ class BackendContract:
     # ------------------------------------------------------------- users: patch, put, delete
 
     def test_patch_is_idempotent(self, client: Client) -> None:
+        """Repeating a PATCH gives the same 200 body and the same state."""
         created = client.ok("POST", "/Users", user_body())
         path = "/Users/" + created["id"]
         op = {"op": "Replace", "path": "name.givenName", "value": "Babs"}
@@ -244,6 +262,7 @@ class BackendContract:
         assert dict(second.body or {})["name"]["givenName"] == "Babs"
 
     def test_disable_is_repeatable_and_reversible(self, client: Client) -> None:
+        """active=false (or "False") disables, repeatably; true re-enables."""
         created = client.ok("POST", "/Users", user_body())
         path = "/Users/" + created["id"]
         for _ in range(2):
@@ -254,6 +273,7 @@ class BackendContract:
         assert dict(enabled.body or {})["active"] is True
 
     def test_bare_array_patch_and_pathless_values(self, client: Client) -> None:
+        """A bare array of operations, and path-less dotted or URN keys, work."""
         created = client.ok("POST", "/Users", user_body())
         path = "/Users/" + created["id"]
         bare = client.call("PATCH", path, [{"op": "replace", "path": "title", "value": "CTO"}])
@@ -269,6 +289,7 @@ class BackendContract:
         assert body["name"]["familyName"] == "Smith" and body["displayName"] == "B. Smith"
 
     def test_work_email_by_value_filter(self, client: Client) -> None:
+        """The path ``emails[type eq "work"].value`` replaces the work address."""
         created = client.ok("POST", "/Users", user_body())
         response = client.patch(
             "/Users/" + created["id"],
@@ -277,6 +298,7 @@ class BackendContract:
         assert [e["value"] for e in dict(response.body or {})["emails"]] == ["new@example.com"]
 
     def test_manager_forms(self, client: Client) -> None:
+        """``manager`` takes an id or ``{value: id}``; unknown ids are 400."""
         boss = client.ok("POST", "/Users", user_body())
         worker = client.ok("POST", "/Users", user_body())
         path = "/Users/" + worker["id"]
@@ -292,6 +314,7 @@ class BackendContract:
         assert unknown.status == 400
 
     def test_stale_etag_is_412(self, client: Client) -> None:
+        """``If-Match`` with the current version succeeds; a stale one is 412."""
         created = client.ok("POST", "/Users", user_body())
         path = "/Users/" + created["id"]
         version = created["meta"]["version"]
@@ -305,6 +328,7 @@ class BackendContract:
         assert stale.status == 412
 
     def test_put_replaces_and_renames(self, client: Client) -> None:
+        """PUT replaces all writable attributes, may rename, and is repeatable."""
         created = client.ok("POST", "/Users", user_body(title="Engineer"))
         new_name = unique()
         replaced = client.ok("PUT", "/Users/" + created["id"], user_body(new_name))
@@ -314,6 +338,7 @@ class BackendContract:
         assert again["meta"]["version"] == replaced["meta"]["version"]
 
     def test_rename_onto_a_taken_name_is_409(self, client: Client) -> None:
+        """Renaming a user onto another user's userName is 409."""
         first = client.ok("POST", "/Users", user_body())
         second = client.ok("POST", "/Users", user_body())
         response = client.patch(
@@ -323,6 +348,7 @@ class BackendContract:
         assert response.status == 409
 
     def test_delete(self, client: Client) -> None:
+        """DELETE answers 204; afterwards GET and DELETE of that id are 404."""
         created = client.ok("POST", "/Users", user_body())
         path = "/Users/" + created["id"]
         assert client.call("DELETE", path).status == 204
@@ -332,6 +358,7 @@ class BackendContract:
     # ------------------------------------------------------------- groups
 
     def test_group_create_get_and_conflict(self, client: Client) -> None:
+        """A group's id is its displayName; creating a taken name is 409."""
         name = unique("Group ")
         created = client.ok("POST", "/Groups", {"displayName": name})
         assert created["id"] == name and created["displayName"] == name
@@ -341,6 +368,7 @@ class BackendContract:
         assert client.call("POST", "/Groups", {"members": []}).status == 400
 
     def test_group_membership_is_idempotent(self, client: Client) -> None:
+        """Membership PATCH adds and removes value by value, idempotently."""
         users = [client.ok("POST", "/Users", user_body()) for _ in range(3)]
         ids = [u["id"] for u in users]
         name = unique("g")
@@ -360,6 +388,7 @@ class BackendContract:
         assert after["members"][0]["$ref"].endswith("/Users/" + ids[2])
 
     def test_last_member_removed_leaves_an_empty_group(self, client: Client) -> None:
+        """Removing the last member leaves an empty group."""
         user = client.ok("POST", "/Users", user_body())
         name = unique("g")
         client.ok("POST", "/Groups", {"displayName": name, "members": [{"value": user["id"]}]})
@@ -369,6 +398,7 @@ class BackendContract:
         assert client.ok("GET", "/Groups/" + name).get("members", []) == []
 
     def test_unknown_member_is_400_and_changes_nothing(self, client: Client) -> None:
+        """An unknown member id is 400, and no other member is added."""
         user = client.ok("POST", "/Users", user_body())
         name = unique("g")
         client.ok("POST", "/Groups", {"displayName": name})
@@ -384,6 +414,7 @@ class BackendContract:
         assert client.ok("GET", "/Groups/" + name).get("members", []) == []
 
     def test_full_replace_and_okta_pathless_replace(self, client: Client) -> None:
+        """A path-less replace sets members; a new displayName is 400."""
         users = [client.ok("POST", "/Users", user_body()) for _ in range(2)]
         name = unique("g")
         client.ok("POST", "/Groups", {"displayName": name, "members": [{"value": users[0]["id"]}]})
@@ -401,6 +432,7 @@ class BackendContract:
         assert dict(rename.body or {}).get("scimType") == "mutability"
 
     def test_deleted_user_leaves_every_group(self, client: Client) -> None:
+        """Deleting a user removes it from every group."""
         user = client.ok("POST", "/Users", user_body())
         other = client.ok("POST", "/Users", user_body())
         name = unique("g")
@@ -410,6 +442,7 @@ class BackendContract:
         assert [m["value"] for m in client.ok("GET", "/Groups/" + name)["members"]] == [other["id"]]
 
     def test_group_filter_and_excluded_members(self, client: Client) -> None:
+        """``displayName eq`` finds a group; members can be excluded."""
         user = client.ok("POST", "/Users", user_body())
         name = unique("g")
         client.ok("POST", "/Groups", {"displayName": name, "members": [{"value": user["id"]}]})
@@ -424,6 +457,7 @@ class BackendContract:
         assert [m["value"] for m in full["Resources"][0]["members"]] == [user["id"]]
 
     def test_group_put_and_delete_are_501(self, client: Client) -> None:
+        """PUT and DELETE on /Groups/{id} are 501 and change nothing."""
         name = unique("g")
         client.ok("POST", "/Groups", {"displayName": name})
         for target in (name, unique("missing")):

@@ -40,7 +40,17 @@ def test_user_schema_holds_exactly_the_stored_attributes() -> None:
         "password",
     ]
     assert [a.name for a in ENTERPRISE_USER_SCHEMA.attributes] == ["employeeNumber", "manager"]
-    assert [a.name for a in GROUP_SCHEMA.attributes] == ["id", "displayName", "members"]
+    assert [a.name for a in GROUP_SCHEMA.attributes] == [
+        "id",
+        "externalId",
+        "displayName",
+        "members",
+    ]
+    # Groups keep no externalId (it is not taken, never returned); displayName is the cn.
+    group_external_id = GROUP_SCHEMA.attribute("externalId")
+    assert group_external_id is not None
+    assert (group_external_id.mutability, group_external_id.returned) == ("readOnly", "never")
+    assert GROUP_SCHEMA.attribute("displayName").mutability == "immutable"  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize(
@@ -49,10 +59,12 @@ def test_user_schema_holds_exactly_the_stored_attributes() -> None:
         (USER_SCHEMA, "id", {"mutability": "readOnly", "returned": "always", "case_exact": True}),
         (USER_SCHEMA, "externalId", {"case_exact": True, "mutability": "readWrite"}),
         (USER_SCHEMA, "userName", {"required": True, "uniqueness": "server"}),
-        (USER_SCHEMA, "emails", {"multi_valued": True, "type": "complex"}),
-        (USER_SCHEMA, "active", {"type": "boolean"}),
+        (USER_SCHEMA, "emails", {"multi_valued": True, "type": "complex", "required": True}),
+        # What the service requires on create, or always holds, is advertised as required.
+        (USER_SCHEMA, "name", {"required": True}),
+        (USER_SCHEMA, "active", {"type": "boolean", "required": True}),
         (USER_SCHEMA, "password", {"mutability": "writeOnly", "returned": "never"}),
-        (GROUP_SCHEMA, "displayName", {"required": True}),
+        (GROUP_SCHEMA, "displayName", {"required": True, "mutability": "immutable"}),
         (GROUP_SCHEMA, "members", {"multi_valued": True, "type": "complex"}),
     ],
 )

@@ -161,6 +161,9 @@ def test_rejected_operations(operation: Any, error: type[Exception], named: str)
         ({"op": "replace", "path": 'members[value eq "u1"].display', "value": "x"}, Mutability),
         ({"op": "replace", "path": "userName", "value": "x"}, InvalidPath),
         ({"op": "replace", "path": "id", "value": "g2"}, Mutability),
+        # displayName is the group's cn: immutable (RFC 7643 §2.2).
+        ({"op": "replace", "path": "displayName", "value": "Guides"}, Mutability),
+        ({"op": "remove", "path": "displayName"}, Mutability),
     ],
 )
 def test_rejected_group_operations(operation: Any, error: type[Exception]) -> None:
@@ -395,6 +398,21 @@ def test_extension_object_without_path() -> None:
     assert patch(USER, [{"op": "replace", "value": {ENT: None}}]) == (USER, False)
 
 
+@pytest.mark.parametrize("op", ["add", "replace"])
+def test_extension_urn_as_path(op: str) -> None:
+    # scim2-client and scim2-tester send the bare extension URN as the path.
+    value = {"schemas": [ENT], "employeeNumber": "7", "manager": {"value": "m2", "$ref": "x"}}
+    result, changed = patch(USER, [{"op": op, "path": ENT.upper(), "value": value}])
+    assert changed and result[ENT] == {"employeeNumber": "7", "manager": {"value": "m2"}}
+    assert patch(result, [{"op": op, "path": ENT, "value": value}]) == (result, False)
+
+
+def test_extension_urn_path_remove_drops_the_whole_extension() -> None:
+    result, changed = patch(USER, [{"op": "remove", "path": ENT}])
+    assert changed and result == with_(USER, **{ENT: None})
+    assert patch(result, [{"op": "remove", "path": ENT}]) == (result, False)
+
+
 # --------------------------------------------------------------------------- emails
 
 WORK = {"value": "bjensen@example.com", "type": "work", "primary": True}
@@ -536,10 +554,9 @@ GROUPS: list[tuple[list[dict[str, Any]], dict[str, Any]]] = [
     ),
     ([{"op": "remove", "path": 'members[value eq "u1"]'}], {"members": None}),
     ([{"op": "remove", "path": "members", "value": [{"value": "u1"}]}], {"members": None}),
-    ([{"op": "replace", "path": "displayName", "value": "Guides"}], {"displayName": "Guides"}),
     (
-        [{"op": "replace", "value": {"id": "g1", "displayName": "Guides"}}],
-        {"displayName": "Guides"},
+        [{"op": "replace", "value": {"id": "g1", "displayName": "Tour Guides", "members": []}}],
+        {"members": None},
     ),
 ]
 
@@ -561,6 +578,7 @@ def test_groups(operations: list[dict[str, Any]], changes: dict[str, Any]) -> No
         [{"op": "remove", "path": "members", "value": [{"value": "u9"}]}],
         [{"op": "replace", "path": "members", "value": [{"value": "u1"}]}],
         [{"op": "replace", "value": {"id": "other"}}],
+        [{"op": "replace", "value": {"displayName": "Tour Guides"}}],
     ],
 )
 def test_group_no_ops(operations: list[dict[str, Any]]) -> None:

@@ -9,6 +9,7 @@ order; when none answers the caller gets :class:`~scim_core.errors.DirectoryUnav
 from __future__ import annotations
 
 import logging
+import select
 import ssl
 import threading
 from collections.abc import Callable, Iterator
@@ -67,6 +68,22 @@ class _VerifiedTls(Tls):  # type: ignore[misc]  # ldap3 has no type information
             do_handshake_on_connect=do_handshake,
             server_hostname=connection.server.host,
         )
+
+
+def _dropped(connection: Connection) -> bool:
+    """Whether the server has closed (or sent something unasked on) an idle connection.
+
+    A synchronous connection between operations has nothing to read; if its socket is
+    readable, the server has closed it or sent a notice of disconnection (RFC 4511 §4.4.1).
+    """
+    sock = getattr(connection, "socket", None)
+    if sock is None:
+        return True
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+    except (OSError, ValueError):
+        return True
+    return bool(readable)
 
 
 def _reason(error: BaseException) -> str:
@@ -153,6 +170,13 @@ class ConnectionFactory:
     def current(self, role: str = "connection") -> Connection:
         """This thread's connection for ``role``, opened and bound if there is none."""
         connection: Connection | None = getattr(self._local, role, None)
+        if connection is not None and not connection.closed and _dropped(connection):
+            # The server closed it while it was idle (a restart, an idle timeout): open a new
+            # one now rather than fail the next operation, which may be a create that is
+            # never retried.
+            log.info("directory closed an idle connection; reconnecting")
+            self.discard(role)
+            connection = None
         if connection is None or connection.closed:
             try:
                 connection = self._open()

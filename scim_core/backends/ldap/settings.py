@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +18,17 @@ def _url_list(text: str) -> tuple[str, ...]:
         if not url.lower().startswith(("ldap://", "ldaps://")):
             raise ValueError(f"{url} is not an ldap:// or ldaps:// URL")
     return urls
+
+
+def _ca_file(text: str) -> str:
+    """A file of PEM CA certificates, loaded once now so a bad one stops start-up."""
+    try:
+        ssl.create_default_context(cafile=text)
+    except ssl.SSLError as error:
+        raise ValueError(f"no CA certificate could be read from it ({error.reason})") from None
+    except OSError as error:
+        raise ValueError(error.strerror or type(error).__name__) from None
+    return text
 
 
 def _dialect(text: str) -> str:
@@ -48,7 +60,9 @@ LDAP_SETTINGS: tuple[Setting[Any], ...] = (
     Setting("SCIM_LDAP_GROUPS_BASE", str, None, "Where groups live.", required=True),
     Setting("SCIM_LDAP_DIALECT", _dialect, "openldap", "openldap, 389ds or ad."),
     Setting("SCIM_LDAP_START_TLS", parse_bool, False, "Upgrade ldap:// connections with StartTLS."),
-    Setting("SCIM_LDAP_CA_FILE", str, None, "CA bundle for verifying the directory's certificate."),
+    Setting(
+        "SCIM_LDAP_CA_FILE", _ca_file, None, "CA bundle for verifying the directory's certificate."
+    ),
     Setting("SCIM_LDAP_CONNECT_TIMEOUT", parse_int(1), 3, "Seconds to wait for a connection."),
     Setting("SCIM_LDAP_TIMEOUT", parse_int(1), 10, "Seconds to wait for one operation."),
     Setting(

@@ -1,0 +1,1 @@
+"""Benchmarks of scim-ldap: ``python -m bench`` (``make bench``) runs issue 7's suite."""
