@@ -147,14 +147,19 @@ def _blueprint(url_prefix: str) -> Blueprint:
 
 
 def _register_handlers(app: Flask, url_prefix: str) -> None:
-    @app.before_request
     def start_timer() -> None:
         g.scim_started = time.perf_counter()
         offered = request.headers.get("X-Request-Id", "")
         g.scim_request_id = offered if _REQUEST_ID.match(offered) else uuid.uuid4().hex
 
+    # First of the app's before-request functions: a host app's own check that answers early
+    # (registered before this extension) must still find the request id and start time.
+    app.before_request_funcs.setdefault(None, []).insert(0, start_timer)
+
     @app.after_request
     def log_request(response: Response) -> Response:
+        if "scim_request_id" not in g:
+            start_timer()
         response.headers["X-Request-Id"] = g.scim_request_id
         request_log.info(
             "%s %s %s",

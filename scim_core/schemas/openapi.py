@@ -20,7 +20,7 @@ from typing import Any
 
 from apispec import APISpec
 from apispec.ext.marshmallow import MarshmallowPlugin
-from marshmallow import INCLUDE, RAISE, Schema, fields, validate
+from marshmallow import EXCLUDE, INCLUDE, RAISE, Schema, fields, validate
 
 from scim_core.schemas.attributes import ENTERPRISE_URN
 from scim_core.schemas.resources import EmailSchema, GroupSchema, UserSchema
@@ -186,6 +186,9 @@ class _Discovery(Schema):
 
 
 class _NameIn(Schema):
+    class Meta:
+        unknown = EXCLUDE
+
     given_name = fields.String(data_key="givenName", required=True, validate=validate.Length(1))
     family_name = fields.String(data_key="familyName", required=True, validate=validate.Length(1))
     formatted = fields.String(validate=validate.Length(1, 1024))
@@ -407,7 +410,7 @@ def _paths() -> dict[str, dict[str, Any]]:
             for method in ("put", "delete"):
                 one[method] = {
                     "summary": "Not offered: group lifecycle belongs to the directory",
-                    "responses": _errors(501),
+                    "responses": _errors(404, 501),  # 404: an id no URL can route
                 }
         paths[f"/{endpoint}/{{id}}"] = one
     for endpoint in ("ResourceTypes", "Schemas"):
