@@ -43,6 +43,7 @@ from __future__ import annotations
 import copy
 import functools
 import json
+import logging
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -61,11 +62,14 @@ from scim_core.filter.parser import parse_path
 from scim_core.schemas.attributes import (
     ENTERPRISE_URN,
     SCHEMAS_BY_RESOURCE_TYPE,
+    USER_URN,
     Attribute,
     AttrRef,
     coerce,
     resolve,
 )
+
+log = logging.getLogger("scim.patch")
 
 __all__ = ["MAX_OPERATIONS", "MAX_VALUES", "apply_patch"]
 
@@ -178,6 +182,50 @@ def _target(ref: AttrRef, value_filter: Filter | None = None) -> _Target:
     return _Target(ref)
 
 
+# RFC 7643 §4.1 and §4.3 attributes this service does not store. Identity providers map
+# several of them by default (Entra ID: phoneNumbers, addresses, preferredLanguage, ...): a
+# PATCH naming one is skipped like an unknown key of a request body (DESIGN §2), while a path
+# naming anything else is still 400 invalidPath.
+_UNSTORED_USER = frozenset(
+    {
+        "nickname",
+        "profileurl",
+        "usertype",
+        "preferredlanguage",
+        "locale",
+        "timezone",
+        "phonenumbers",
+        "ims",
+        "photos",
+        "addresses",
+        "groups",
+        "entitlements",
+        "roles",
+        "x509certificates",
+        "name.middlename",
+        "name.honorificprefix",
+        "name.honorificsuffix",
+        "costcenter",
+        "organization",
+        "division",
+        "department",
+    }
+)
+
+
+class _Unstored(Exception):
+    """A PATCH path names a standard attribute the service does not keep; skip it."""
+
+
+def _is_unstored_standard(schema: str | None, attr: str, sub_attr: str | None) -> bool:
+    if schema is not None and schema.lower() not in {USER_URN.lower(), ENTERPRISE_URN.lower()}:
+        return False
+    name = attr.lower()
+    return name in _UNSTORED_USER or (
+        sub_attr is not None and f"{name}.{sub_attr.lower()}" in _UNSTORED_USER
+    )
+
+
 @functools.lru_cache(maxsize=256)
 def _path_target(path: str, op: str, resource_type: str) -> _Target:
     """Parse and resolve a PATCH ``path`` (RFC 7644 §3.5.2, §3.10).
@@ -203,6 +251,8 @@ def _path_target(path: str, op: str, resource_type: str) -> _Target:
         if parsed.sub_attr is not None:
             ref = resolve(f"{name}.{parsed.sub_attr}", resource_type)
     if ref is None:
+        if resource_type == "User" and _is_unstored_standard(attr.schema, attr.attr, attr.sub_attr):
+            raise _Unstored(path)
         raise InvalidPath(f"The path '{path}' names no attribute of a {resource_type}.")
     mutability = ref.definition.mutability
     if mutability == "readOnly" or (mutability == "immutable" and op != "add"):
@@ -605,7 +655,11 @@ def apply_patch(
         if extension is not None:
             targets = list(_object_targets({extension: value}, resource_type, op))
         elif path and path.strip():
-            targets = [(_path_target(path.strip(), op, resource_type), value)]
+            try:
+                targets = [(_path_target(path.strip(), op, resource_type), value)]
+            except _Unstored:
+                log.debug("PATCH operation %d names an attribute not stored here; skipped", index)
+                continue
         elif op == "remove":
             raise NoTarget(f"PATCH operation {index} (remove) has no path.")
         else:
