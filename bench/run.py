@@ -45,7 +45,15 @@ from bench import report
 from bench.data import Dataset, prepare
 from bench.load import SEQ, LoadResult, call, run_python, run_wrk, write_requests
 from bench.scenarios import ORDER, SCIM, Scenario, build
-from bench.servers import ROOT, Gunicorn, cpu_seconds, cpu_split, reset_peak_rss, vm_kib
+from bench.servers import (
+    ROOT,
+    Gunicorn,
+    cpu_seconds,
+    cpu_split,
+    reset_peak_rss,
+    start_time,
+    vm_kib,
+)
 from scim_core.testing.slapd import SlapdInstance, find_free_port
 
 __all__ = ["FULL", "SMOKE", "Config", "main"]
@@ -385,11 +393,15 @@ class Runner:
         time.sleep(1.5)
         raw = self.workdir / f"{scenario.key}.pyspy.txt"
         ok, message = False, "no worker"
-        for pid in self.service.workers():
+        # The youngest worker first: the least likely to be replaced (max_requests) meanwhile.
+        for pid in sorted(self.service.workers(), key=lambda w: -int(start_time(w) or 0)):
             (user, system), wall_before = cpu_split(pid), time.monotonic()
             ok, message = profiler.record(pid, seconds, raw, config.profile_rate)
             if ok:
                 wall = time.monotonic() - wall_before
+                if start_time(pid) is None:
+                    outcome["note"] = "the worker was replaced (max_requests) during the profile"
+                    break
                 user_after, system_after = cpu_split(pid)
                 outcome["worker_user_cpu_percent"] = round(100 * (user_after - user) / wall, 1)
                 outcome["worker_system_cpu_percent"] = round(
@@ -404,8 +416,8 @@ class Runner:
         outcome.update(profiler.summarize(raw, config.profile_rate, seconds))
         top = ", ".join(f"{p['function']} {p['percent']}%" for p in outcome["by_package"][:6])
         say(
-            f"profile {scenario.key}: worker CPU user {outcome['worker_user_cpu_percent']}% + "
-            f"system {outcome['worker_system_cpu_percent']}%, holding the GIL "
+            f"profile {scenario.key}: worker CPU user {outcome.get('worker_user_cpu_percent')}% + "
+            f"system {outcome.get('worker_system_cpu_percent')}%, holding the GIL "
             f"{outcome['gil_percent']}%; {top}"
         )
         return outcome

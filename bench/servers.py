@@ -26,6 +26,7 @@ __all__ = [
     "cpu_seconds",
     "cpu_split",
     "reset_peak_rss",
+    "start_time",
     "vm_kib",
 ]
 
@@ -179,7 +180,7 @@ class Gunicorn:
             return []
         pids = children(self._proc.pid)
         for pid in pids:
-            started = _start_time(pid)
+            started = start_time(pid)
             if started is not None:
                 self._seen_workers.setdefault(pid, started)
         return pids
@@ -214,13 +215,13 @@ class Gunicorn:
                 proc.wait()
         # Workers of ours that outlived a killed master: the same PID *and* start time.
         for pid, started in self._seen_workers.items():
-            if _start_time(pid) == started:
+            if start_time(pid) == started:
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGKILL)
         self._proc = None
 
 
-def _start_time(pid: int) -> str | None:
+def start_time(pid: int) -> str | None:
     """The start time of ``pid`` in clock ticks since boot (field 22 of its stat)."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()

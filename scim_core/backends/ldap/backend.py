@@ -19,7 +19,7 @@ from ldap3 import (
     MODIFY_DELETE,
     Connection,
 )
-from ldap3.core.exceptions import LDAPInvalidDnError, LDAPOperationResult
+from ldap3.core.exceptions import LDAPInvalidDnError, LDAPOperationResult, LDAPSASLPrepError
 from ldap3.utils.dn import parse_dn
 from ldap3.utils.dn import safe_dn as _safe_dn
 
@@ -62,6 +62,7 @@ _CONSTRAINT_VIOLATION = 19
 _NO_SUCH_ATTRIBUTE = 16
 _VALUE_EXISTS = 20
 _ASSERTION_FAILED = 122
+_OTHER = 80
 _MEMBER_WRITE_ATTEMPTS = 3
 _UNAVAILABLE_CODES = frozenset({3, 51, 52, 80})
 _INVALID_VALUE_CODES = frozenset({16, 17, 18, 21, 34, 64, 65, 67, 69})
@@ -87,6 +88,14 @@ def _dn_key(dn: str) -> str:
 
 def _entries(connection: Connection) -> list[dict[str, Any]]:
     return [r for r in connection.response or () if r.get("type") == "searchResEntry"]
+
+
+def _naming_error(error: LDAPOperationResult, what: str) -> ScimError:
+    """For an add or a rename: OpenLDAP answers "other" (80) to an RDN it cannot index (too
+    long), which is the client's name at fault, not an outage."""
+    if error.result == _OTHER:
+        return InvalidValue(f"The directory cannot hold {what} under this name (too long?).")
+    return _scim_error(error, what)
 
 
 def _scim_error(error: LDAPOperationResult, what: str) -> ScimError:
@@ -349,6 +358,9 @@ class LdapBackend:
             raise InvalidValue(
                 f"The directory refused the password ({error.description})."
             ) from None
+        except LDAPSASLPrepError:
+            # ldap3 prepares passwords with RFC 4013; its message would quote the character.
+            raise InvalidValue("The password holds characters RFC 4013 does not allow.") from None
 
     def create_user(self, user: Resource, password: Secret | None) -> Resource:
         """Add the entry, then set the password with RFC 3062; a refused password undoes the add."""
@@ -368,7 +380,7 @@ class LdapBackend:
         except LDAPOperationResult as error:
             if error.result in (_ALREADY_EXISTS, _CONSTRAINT_VIOLATION):
                 raise Uniqueness(f"userName {user['userName']} is taken.") from None
-            raise _scim_error(error, "the user") from None
+            raise _naming_error(error, "the user") from None
         if password is not None:
             try:
                 self._set_password(dn, password)
@@ -453,7 +465,7 @@ class LdapBackend:
         except LDAPOperationResult as error:
             if error.result in (_ALREADY_EXISTS, _CONSTRAINT_VIOLATION):
                 raise Uniqueness(f"userName {new_name} is taken.") from None
-            raise _scim_error(error, "the rename") from None
+            raise _naming_error(error, "the user") from None
         new_dn = self.user_dn(new_name)
         for group_dn in self._groups_with_member(dn):
             self._write_members(group_dn, add=[new_dn], remove=[dn])
@@ -585,7 +597,7 @@ class LdapBackend:
         except LDAPOperationResult as error:
             if error.result == _ALREADY_EXISTS:
                 raise Uniqueness(f"Group {name} exists already.") from None
-            raise _scim_error(error, "the group") from None
+            raise _naming_error(error, "the group") from None
         created = self.get_group(name)
         if created is None:
             raise DirectoryUnavailable("The directory did not return the new group; retry.")

@@ -38,6 +38,7 @@ _ORDERING_RULE = "caseIgnoreOrderingMatch"  # uid and cn have no ordering rule o
 _ROLE = "sorted"
 _BUSY = 51
 _VLV_ERROR = 76
+_MAX_INT = 2**31 - 1  # VLV offsets are LDAP INTEGERs (0 .. maxInt, RFC 4511 §4.1.1)
 _REUSE_FROM = 1000  # smaller sets sort in well under a millisecond: not worth a session
 _REMEMBERED = 8  # sorted snapshots remembered per thread (one per base/filter/sort key)
 
@@ -197,7 +198,7 @@ class SortedPager:
     ) -> tuple[int, list[dict[str, Any]], bytes | None]:
         controls = [
             sort_control(sort_attribute, _ORDERING_RULE),
-            vlv_control(start, max(count - 1, 0), context),
+            vlv_control(min(start, _MAX_INT), max(count - 1, 0), context),
         ]
 
         def operation(connection: Connection) -> tuple[list[dict[str, Any]], dict[str, Any]]:
