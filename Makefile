@@ -54,5 +54,11 @@ docs: venv
 release: venv
 	$(BIN)/tox -e release
 
+# Long fault, failover, concurrency and fuzzing runs (about 25 minutes): docs/reliability.md.
+soak: system-deps venv
+	SCIM_SOAK=1 $(BIN)/python -m pytest -q -p no:cacheprovider -s \
+	  tests/integration/test_outage_load.py tests/integration/test_failover.py \
+	  tests/integration/test_concurrency.py tests/integration/test_openapi.py
+
 clean:
 	rm -rf $(VENV) .tox build dist *.egg-info

@@ -18,7 +18,6 @@ from werkzeug.exceptions import HTTPException
 
 from scim_core.backend import Backend, load_backend
 from scim_core.errors import (
-    DirectoryUnavailable,
     InternalError,
     InvalidSyntax,
     MethodNotAllowed,
@@ -211,7 +210,7 @@ def _register_handlers(app: Flask, url_prefix: str) -> None:
     def readyz() -> Response:
         try:
             _state()["service"].check_ready()
-        except DirectoryUnavailable as error:
+        except ScimError as error:
             return _error(error)
         return Response('{"status":"ready"}', 200, content_type="application/json")
 

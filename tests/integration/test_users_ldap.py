@@ -178,3 +178,42 @@ def test_a_write_is_conditional_on_the_version_read(http, ldap_backend):
         ldap_backend.update_user(user["id"], stale, {**stale, "title": "Lost update"}, None)
     fetched = http("GET", "/Users/" + user["id"]).get_json(force=True)
     assert fetched["title"] == "Concurrent"
+
+
+def test_password_on_add_is_atomic(ldap_settings, slapd, admin, can_bind):
+    """SCIM_LDAP_PASSWORD_ON_ADD: one add, hashed and quality-checked by the directory."""
+    import dataclasses
+
+    from scim_core.backends.ldap import LdapBackend
+    from scim_core.errors import InvalidValue
+    from scim_core.secret import Secret
+
+    backend = LdapBackend(dataclasses.replace(ldap_settings, password_on_add=True))
+    try:
+        name = "atomic" + uuid.uuid4().hex[:8]
+        user = {
+            "userName": name,
+            "name": {"givenName": "A", "familyName": "Tomic"},
+            "emails": [{"value": f"{name}@example.com"}],
+        }
+        called = []
+        backend._set_password = lambda *args: called.append(args)  # must not be needed
+        created = backend.create_user(user, Secret("Atomic-Pa55"))
+        assert created["userName"] == name and called == []
+        dn = f"uid={name},{slapd.users_base}"
+        assert can_bind(slapd, dn, "Atomic-Pa55")
+        admin.search(dn, "(objectClass=*)", BASE, attributes=["userPassword"])
+        stored = admin.response[0]["attributes"]["userPassword"][0]
+        assert (stored.decode() if isinstance(stored, bytes) else stored).startswith("{")
+        weak = {**user, "userName": name + "w"}
+        with pytest.raises(InvalidValue) as caught:
+            backend.create_user(weak, Secret("short"))
+        assert "short" not in str(caught.value)
+        admin.search(slapd.users_base, f"(uid={name}w)", attributes=["uid"])
+        assert not [r for r in admin.response if r["type"] == "searchResEntry"]
+        taken = backend.create_user
+        with pytest.raises(Exception) as duplicate:
+            taken({**user}, Secret("Atomic-Pa55"))
+        assert getattr(duplicate.value, "status", None) == 409
+    finally:
+        backend.close()

@@ -363,7 +363,14 @@ class LdapBackend:
             raise InvalidValue("The password holds characters RFC 4013 does not allow.") from None
 
     def create_user(self, user: Resource, password: Secret | None) -> Resource:
-        """Add the entry, then set the password with RFC 3062; a refused password undoes the add."""
+        """Add the entry and set its password; a refused password leaves no entry behind.
+
+        By default the password is set with RFC 3062 after the add, and a refusal deletes the
+        entry again (DESIGN §4). With ``SCIM_LDAP_PASSWORD_ON_ADD`` (for directories that hash
+        and quality-check cleartext ``userPassword`` on add, e.g. OpenLDAP with
+        ``ppolicy_hash_cleartext``) it travels in the add itself: one atomic operation, so even
+        an outage between the two steps cannot leave a user without its password.
+        """
         dn = self.user_dn(user["userName"])
         manager_dn = self._manager_dn(user)
         values = {k: v for k, v in self.users.to_attributes(user, manager_dn).items() if v}
@@ -371,17 +378,28 @@ class LdapBackend:
         external = bool(self.settings.external_id_attribute and user.get("externalId"))
         values["objectClass"] = self.users.object_classes(external)
         values.update(self.dialect.initial_attributes(bool(user.get("active", True))))
+        in_add = password is not None and self.settings.password_on_add
 
         def add(connection: Connection) -> None:
-            connection.add(dn, attributes=values)
+            if password is not None and in_add:
+                with password.exposed() as secret:
+                    connection.add(dn, attributes={**values, "userPassword": [secret]})
+            else:
+                connection.add(dn, attributes=values)
 
         try:
             self.connections.run(add, retry=False)
         except LDAPOperationResult as error:
-            if error.result in (_ALREADY_EXISTS, _CONSTRAINT_VIOLATION):
+            if error.result == _ALREADY_EXISTS or (
+                error.result == _CONSTRAINT_VIOLATION and "unique" in str(error.message).lower()
+            ):
                 raise Uniqueness(f"userName {user['userName']} is taken.") from None
+            if in_add and error.result == _CONSTRAINT_VIOLATION:
+                raise InvalidValue(
+                    f"The directory refused the password ({error.description})."
+                ) from None
             raise _naming_error(error, "the user") from None
-        if password is not None:
+        if password is not None and not in_add:
             try:
                 self._set_password(dn, password)
             except ScimError:

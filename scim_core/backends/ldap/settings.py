@@ -78,6 +78,14 @@ LDAP_SETTINGS: tuple[Setting[Any], ...] = (
         "Auxiliary object class that allows the externalId attribute (empty: none needed).",
     ),
     Setting(
+        "SCIM_LDAP_PASSWORD_ON_ADD",
+        parse_bool,
+        False,
+        "Send a new user's password in the add itself (atomic) instead of RFC 3062 afterwards; "
+        "only for directories that hash cleartext userPassword on add (OpenLDAP: "
+        "ppolicy_hash_cleartext).",
+    ),
+    Setting(
         "SCIM_LDAP_VLV_PER_CONNECTION",
         parse_int(1),
         5,
@@ -111,6 +119,7 @@ class LdapSettings:
     external_id_object_class: str | None = "scimPerson"
     placeholder_dn: str | None = None
     vlv_per_connection: int = 5
+    password_on_add: bool = False
 
     def __repr__(self) -> str:
         return f"LdapSettings(urls={self.urls!r}, bind_dn={self.bind_dn!r}, ...)"
@@ -135,4 +144,5 @@ class LdapSettings:
             external_id_object_class=v["SCIM_LDAP_EXTERNAL_ID_OBJECT_CLASS"] or None,
             placeholder_dn=v["SCIM_LDAP_GROUP_PLACEHOLDER_DN"],
             vlv_per_connection=v["SCIM_LDAP_VLV_PER_CONNECTION"],
+            password_on_add=v["SCIM_LDAP_PASSWORD_ON_ADD"],
         )
