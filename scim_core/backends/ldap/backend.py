@@ -40,6 +40,7 @@ from scim_core.errors import (
     Uniqueness,
     VersionConflict,
 )
+from scim_core.filter import Compare, Filter
 from scim_core.schemas.resources import ENTERPRISE_URN
 from scim_core.secret import InFlightSecretFilter, Secret
 
@@ -76,6 +77,21 @@ _PROJECTED = {
     "emails": ("mail",),
     ENTERPRISE_URN.lower(): ("employeeNumber", "manager"),
 }
+
+
+# Per sort key (uid for users, cn for groups): the SCIM attributes the directory keeps unique.
+_UNIQUE_KEYS = {"uid": frozenset({"id", "username"}), "cn": frozenset({"id", "displayname"})}
+
+
+def _unique_lookup(node: Filter, sort_attribute: str) -> bool:
+    """``userName eq`` or ``id eq`` (users), ``displayName eq`` (groups): one entry at most."""
+    return (
+        isinstance(node, Compare)
+        and node.op == "eq"
+        and node.path.sub_attr is None
+        and node.path.attr.lower() in _UNIQUE_KEYS.get(sort_attribute, frozenset())
+        and isinstance(node.value, str)
+    )
 
 
 def _dn_key(dn: str) -> str:
@@ -313,7 +329,17 @@ class LdapBackend:
         query: Query,
         attributes: list[str],
     ) -> tuple[int, list[dict[str, Any]]]:
-        """One window of a server-side sorted result with its total (sort + VLV controls)."""
+        """One window of a server-side sorted result with its total (sort + VLV controls).
+
+        A lookup by a value the directory keeps unique (uid, cn, the id) matches at most one
+        entry: it is a plain search, without the sort and VLV session that would cost the
+        server a sort context and us a connection renewal every few requests.
+        """
+        if query.filter is not None and _unique_lookup(query.filter, sort_attribute):
+            entries, _ = self._search(base, search_filter, attributes)
+            entries.sort(key=lambda e: str(first(e["attributes"], sort_attribute) or ""))
+            start = query.start_index - 1
+            return len(entries), entries[start : start + query.count] if query.count else []
         try:
             window = self.pager.window(
                 base, search_filter, sort_attribute, query.start_index, query.count, attributes
