@@ -6,7 +6,6 @@ the suite runs from an installed wheel); the token here is the one the replays s
 
 from __future__ import annotations
 
-import hashlib
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -15,41 +14,17 @@ import pytest
 from ldap3 import Connection, Server
 from ldap3.utils.conv import escape_filter_chars
 from replay import TOKEN
-
-from scim_core.config import ServiceConfig
-from scim_flask import AppSettings, create_app
-from scim_flask.auth import parse_tokens
+from scim_http import Http, make_app
 
 
 @pytest.fixture(scope="session")
 def app(ldap_backend):
-    settings = AppSettings(
-        service=ServiceConfig(),
-        tokens=parse_tokens("idp=" + hashlib.sha256(TOKEN.encode()).hexdigest()),
-        backend="ldap",
-        log_level="WARNING",
-    )
-    return create_app(settings=settings, backend=ldap_backend)
-
-
-class Http:
-    """Flask's test client under ``/scim/v2``, sending the bearer token."""
-
-    def __init__(self, client):
-        self.client = client
-
-    def __call__(self, method, path, json=None, token=TOKEN, **kwargs):
-        headers = dict(kwargs.pop("headers", {}) or {})
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
-        return self.client.open(
-            "/scim/v2" + path, method=method, json=json, headers=headers, **kwargs
-        )
+    return make_app(ldap_backend, TOKEN, log_level="WARNING")
 
 
 @pytest.fixture
 def http(app):
-    return Http(app.test_client())
+    return Http(app.test_client(), TOKEN)
 
 
 class Directory:

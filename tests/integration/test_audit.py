@@ -13,9 +13,9 @@ import logging
 import uuid
 
 import pytest
+from scim_http import INTEGRATION_TOKEN as TOKEN
 
 from scim_flask.logs import JsonFormatter, RedactPasswords
-from tests.integration.conftest import TOKEN
 
 CANARY = "Canary-" + uuid.uuid4().hex
 

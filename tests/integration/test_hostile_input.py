@@ -17,12 +17,12 @@ from urllib.parse import quote
 
 import pytest
 from ldap3 import BASE, LEVEL, Connection, Server
+from scim_http import INTEGRATION_TOKEN as TOKEN
 from werkzeug.serving import make_server
 
 from scim_core.backends.ldap.escape import dn_value
 from scim_core.errors import ScimError
 from scim_core.normalize import normalize_username
-from tests.integration.conftest import TOKEN
 
 SCIM_JSON = "application/scim+json"
 ERROR_URN = "urn:ietf:params:scim:api:messages:2.0:Error"
