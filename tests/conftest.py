@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from scim_http import settings_for
 
 from scim_core.backends.ldap import LdapBackend, LdapSettings
 from scim_core.testing.slapd import SlapdInstance, SlapdNotFoundError
@@ -31,14 +32,7 @@ def slapd() -> Iterator[SlapdInstance]:
 @pytest.fixture(scope="session")
 def ldap_settings(slapd: SlapdInstance) -> LdapSettings:
     """Settings for the LDAP plugin on the session's slapd, as the service account."""
-    return LdapSettings(
-        urls=(slapd.url,),
-        bind_dn=slapd.service_dn,
-        bind_password=slapd.service_password,
-        users_base=slapd.users_base,
-        groups_base=slapd.groups_base,
-        placeholder_dn=slapd.placeholder_dn,
-    )
+    return settings_for(slapd)
 
 
 @pytest.fixture(scope="session")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 
+from scim_core.backends.ldap import LdapSettings
 from scim_core.config import ServiceConfig
 from scim_flask import AppSettings, create_app
 from scim_flask.auth import parse_tokens
@@ -15,11 +16,26 @@ from scim_flask.auth import parse_tokens
 INTEGRATION_TOKEN = "integration-token"
 
 
-def make_app(backend, token, *, log_level="INFO"):
-    """The Flask app over ``backend``, accepting ``token`` (audit name ``idp``)."""
+def settings_for(instance, *urls, connect_timeout=3, timeout=10, **extra):
+    """LDAP plugin settings for the service account of a ``SlapdInstance`` (its URL by default)."""
+    return LdapSettings(
+        urls=urls or (instance.url,),
+        bind_dn=instance.service_dn,
+        bind_password=instance.service_password,
+        users_base=instance.users_base,
+        groups_base=instance.groups_base,
+        placeholder_dn=instance.placeholder_dn,
+        connect_timeout=connect_timeout,
+        timeout=timeout,
+        **extra,
+    )
+
+
+def make_app(backend, token, *, log_level="INFO", name="idp"):
+    """The Flask app over ``backend``, accepting ``token`` (audit name ``name``)."""
     settings = AppSettings(
         service=ServiceConfig(),
-        tokens=parse_tokens("idp=" + hashlib.sha256(token.encode()).hexdigest()),
+        tokens=parse_tokens(f"{name}=" + hashlib.sha256(token.encode()).hexdigest()),
         backend="ldap",
         log_level=log_level,
     )

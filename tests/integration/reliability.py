@@ -8,7 +8,6 @@ loads larger and longer (``make soak``).
 
 from __future__ import annotations
 
-import hashlib
 import http.client
 import json
 import os
@@ -21,14 +20,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+import scim_http
 from ldap3 import BASE, NONE, Connection, Server
 from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler
 
-from scim_core.backends.ldap import LdapBackend, LdapSettings
-from scim_core.config import ServiceConfig
+from scim_core.backends.ldap import LdapBackend
 from scim_core.testing.slapd import SlapdInstance
-from scim_flask import AppSettings, create_app
-from scim_flask.auth import parse_tokens
 
 TOKEN = "reliability-token"
 SCIM = "/scim/v2"
@@ -43,32 +40,9 @@ def scale(normal: int, soak: int) -> int:
     return soak if SOAK else normal
 
 
-def settings_for(
-    instance: SlapdInstance, *urls: str, connect_timeout: int = 3, timeout: int = 10, **extra: Any
-) -> LdapSettings:
-    """LDAP plugin settings for the service account of ``instance`` (URLs: its own by default)."""
-    return LdapSettings(
-        urls=urls or (instance.url,),
-        bind_dn=instance.service_dn,
-        bind_password=instance.service_password,
-        users_base=instance.users_base,
-        groups_base=instance.groups_base,
-        placeholder_dn=instance.placeholder_dn,
-        connect_timeout=connect_timeout,
-        timeout=timeout,
-        **extra,
-    )
-
-
 def make_app(backend: LdapBackend) -> Any:
     """The Flask app over ``backend``, accepting :data:`TOKEN`."""
-    settings = AppSettings(
-        service=ServiceConfig(),
-        tokens=parse_tokens("reliability=" + hashlib.sha256(TOKEN.encode()).hexdigest()),
-        backend="ldap",
-        log_level="WARNING",
-    )
-    return create_app(settings=settings, backend=backend)
+    return scim_http.make_app(backend, TOKEN, log_level="WARNING", name="reliability")
 
 
 class _QuietHandler(WSGIRequestHandler):

@@ -1,15 +1,12 @@
 """The directory goes away and comes back: 503 with Retry-After, readiness, recovery."""
 
-import hashlib
 import time
 
 import pytest
+from scim_http import make_app, settings_for
 
-from scim_core.backends.ldap import LdapBackend, LdapSettings
-from scim_core.config import ServiceConfig
+from scim_core.backends.ldap import LdapBackend
 from scim_core.testing.slapd import SlapdInstance
-from scim_flask import AppSettings, create_app
-from scim_flask.auth import parse_tokens
 
 TOKEN = "outage-token"
 
@@ -24,24 +21,8 @@ def own_slapd():
 
 @pytest.fixture(scope="module")
 def client(own_slapd):
-    backend = LdapBackend(
-        LdapSettings(
-            urls=(own_slapd.url,),
-            bind_dn=own_slapd.service_dn,
-            bind_password=own_slapd.service_password,
-            users_base=own_slapd.users_base,
-            groups_base=own_slapd.groups_base,
-            connect_timeout=2,
-            timeout=5,
-        )
-    )
-    settings = AppSettings(
-        service=ServiceConfig(),
-        tokens=parse_tokens(hashlib.sha256(TOKEN.encode()).hexdigest()),
-        backend="ldap",
-        log_level="INFO",
-    )
-    yield create_app(settings=settings, backend=backend).test_client()
+    backend = LdapBackend(settings_for(own_slapd, connect_timeout=2, timeout=5))
+    yield make_app(backend, TOKEN).test_client()
     backend.close()
 
 

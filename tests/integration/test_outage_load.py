@@ -31,11 +31,11 @@ from reliability import (
     run_threads,
     scale,
     serve,
-    settings_for,
     unique,
     user_body,
     wait_until,
 )
+from scim_http import settings_for
 
 from scim_core.backends.ldap import LdapBackend
 from scim_core.testing.slapd import SlapdInstance

@@ -4,9 +4,10 @@ import json
 import uuid
 
 import pytest
+from scim_http import settings_for
 
 from scim_core.backend import Query
-from scim_core.backends.ldap import LdapBackend, LdapSettings
+from scim_core.backends.ldap import LdapBackend
 from scim_core.config import ServiceConfig
 from scim_core.filter import parse_filter
 from scim_core.messages import ScimRequest
@@ -35,16 +36,7 @@ def big(tmp_path_factory):
 
 @pytest.fixture
 def backend(big):
-    backend = LdapBackend(
-        LdapSettings(
-            urls=(big.url,),
-            bind_dn=big.service_dn,
-            bind_password=big.service_password,
-            users_base=big.users_base,
-            groups_base=big.groups_base,
-            vlv_per_connection=3,
-        )
-    )
+    backend = LdapBackend(settings_for(big, vlv_per_connection=3))
     yield backend
     backend.close()
 

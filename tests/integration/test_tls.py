@@ -14,7 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from reliability import TOKEN, make_app, settings_for
+from reliability import TOKEN, make_app
+from scim_http import settings_for
 
 from scim_core.backends.ldap import LdapBackend, LdapSettings
 from scim_core.config import ConfigError
