@@ -50,12 +50,30 @@ class Projection:
             )
         return lowered not in self.exclude
 
-    def apply(self, resource: Mapping[str, Any]) -> dict[str, Any]:
-        """The resource with only the wanted attributes (and sub-attributes)."""
+    def apply(
+        self, resource: Mapping[str, Any], request_only: frozenset[str] = frozenset()
+    ) -> dict[str, Any]:
+        """The resource with only the wanted attributes (and sub-attributes).
+
+        :param request_only: lower-case ``parent.sub`` names whose schema says
+            ``returned: "request"`` (RFC 7643 §7): kept only when ``attributes`` names them.
+        """
         result: dict[str, Any] = {}
         for key, value in resource.items():
             if not self.wants(key):
                 continue
+            hidden = {
+                name.split(".", 1)[1]
+                for name in request_only
+                if name.startswith(key.lower() + ".") and name not in self.include
+            }
+            if hidden and isinstance(value, list):
+                value = [
+                    {k: v for k, v in item.items() if k.lower() not in hidden}
+                    if isinstance(item, dict)
+                    else item
+                    for item in value
+                ]
             subs = {n.split(".", 1)[1] for n in self.include if n.startswith(key.lower() + ".")}
             if subs and isinstance(value, dict) and key.lower() not in self.include:
                 value = {k: v for k, v in value.items() if k.lower() in subs}

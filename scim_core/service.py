@@ -48,6 +48,7 @@ from scim_core.normalize import Normalizer, normalize_username
 from scim_core.paging import parse_window
 from scim_core.patch import apply_patch
 from scim_core.projection import Projection, parse_projection
+from scim_core.schemas.attributes import REQUEST_ONLY
 from scim_core.schemas.resources import (
     ENTERPRISE_URN,
     GROUP_URN,
@@ -301,7 +302,7 @@ class ScimService:
             if manager.get("value"):
                 manager["$ref"] = f"{request.base_url}/Users/{manager['value']}"
             rendered[ENTERPRISE_URN] = {**enterprise, "manager": manager}
-        return projection.apply(rendered) if projection else rendered
+        return (projection or Projection()).apply(rendered, REQUEST_ONLY[resource_type])
 
     def _resource_response(
         self,

@@ -26,6 +26,7 @@ __all__ = [
     "ENTERPRISE_USER_SCHEMA",
     "GROUP_SCHEMA",
     "GROUP_URN",
+    "REQUEST_ONLY",
     "SCHEMAS_BY_RESOURCE_TYPE",
     "SCHEMA_URN",
     "USER_SCHEMA",
@@ -286,7 +287,11 @@ GROUP_SCHEMA = Schema(
                     "display",
                     "string",
                     mutability="readOnly",
-                    description="A human-readable name of the member.",
+                    returned="request",
+                    description=(
+                        "The member's userName; derived, so returned only when asked for"
+                        " (attributes=members.display)."
+                    ),
                 ),
                 Attribute(
                     "type",
@@ -304,6 +309,22 @@ GROUP_SCHEMA = Schema(
 SCHEMAS_BY_RESOURCE_TYPE: Mapping[str, tuple[Schema, ...]] = {
     "User": (USER_SCHEMA, ENTERPRISE_USER_SCHEMA),
     "Group": (GROUP_SCHEMA,),
+}
+
+
+def _request_only(schemas: tuple[Schema, ...]) -> frozenset[str]:
+    return frozenset(
+        f"{top.name}.{sub.name}".lower()
+        for schema in schemas
+        for top in schema.attributes
+        for sub in top.sub_attributes
+        if sub.returned == "request"
+    )
+
+
+#: Lower-case ``parent.sub`` names returned only when asked for (``returned: "request"``).
+REQUEST_ONLY: Mapping[str, frozenset[str]] = {
+    kind: _request_only(schemas) for kind, schemas in SCHEMAS_BY_RESOURCE_TYPE.items()
 }
 
 #: Flat names the specification allows on input: alias -> (attribute, sub-attribute, primary).

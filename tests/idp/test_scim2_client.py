@@ -113,7 +113,9 @@ def test_groups_create_and_read(scim, directory, run_id):
 
     read = scim.query(Group, group.id)
     assert read.display_name == f"Client Group {run_id}"
-    assert read.members[0].display == f"member.{run_id}"
+    assert read.members[0].display is None  # derived: returned "request" (RFC 7643 §7)
+    asked = scim.query(Group, group.id, query_parameters={"attributes": ["members.display"]})
+    assert asked.members[0].display == f"member.{run_id}"
 
     listed = scim.query(Group, query_parameters={"filter": f'displayName eq "{group.id}"'})
     assert [g.id for g in listed.resources] == [group.id]

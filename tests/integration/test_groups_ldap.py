@@ -165,3 +165,37 @@ def test_ten_thousand_members(http, big_group):
     assert len(removed.get_json(force=True)["members"]) == size
     listed = http("GET", "/Groups", query_string={"filter": f'displayName eq "{name}"'})
     assert len(listed.get_json(force=True)["Resources"][0]["members"]) == size
+
+
+def test_member_display_is_returned_only_when_asked_for(http):
+    """members.display is derived (the member's userName): RFC 7643 returned "request"."""
+    name = "disp" + uuid.uuid4().hex[:8]
+    user = new_user(http)
+    created = http(
+        "POST", "/Groups", json={"displayName": name, "members": [{"value": user["id"]}]}
+    )
+    assert created.status_code == 201
+    assert "display" not in created.get_json(force=True)["members"][0]
+    plain = http("GET", "/Groups/" + name).get_json(force=True)
+    assert [sorted(m) for m in plain["members"]] == [["$ref", "type", "value"]]
+    whole = http("GET", "/Groups/" + name, query_string={"attributes": "members"})
+    assert "display" not in whole.get_json(force=True)["members"][0]
+    asked = http("GET", "/Groups/" + name, query_string={"attributes": "members.display"})
+    assert asked.get_json(force=True)["members"] == [{"display": user["userName"]}]
+    both = http(
+        "GET",
+        "/Groups",
+        query_string={
+            "filter": f'displayName eq "{name}"',
+            "attributes": "members.value,members.display",
+        },
+    )
+    assert both.get_json(force=True)["Resources"][0]["members"] == [
+        {"value": user["id"], "display": user["userName"]}
+    ]
+    schema = http("GET", "/Schemas/urn:ietf:params:scim:schemas:core:2.0:Group").get_json(
+        force=True
+    )
+    members = next(a for a in schema["attributes"] if a["name"] == "members")
+    display = next(s for s in members["subAttributes"] if s["name"] == "display")
+    assert display["returned"] == "request"
