@@ -297,6 +297,24 @@ class BackendContract:
         )
         assert [e["value"] for e in dict(response.body or {})["emails"]] == ["new@example.com"]
 
+    def test_primary_email_is_stored_as_written(self, client: Client) -> None:
+        """``primary`` reads back as written (RFC 7643 §2.4), also when no address is primary."""
+        name = unique()
+        not_primary = [{"value": f"{name}@example.com", "type": "work", "primary": False}]
+        primary = [{**not_primary[0], "primary": True}]
+        created = client.ok("POST", "/Users", user_body(name, emails=not_primary))
+        path = "/Users/" + created["id"]
+        assert created["emails"] == not_primary
+        for emails in (primary, not_primary):
+            replaced = client.patch(path, {"op": "replace", "path": "emails", "value": emails})
+            assert dict(replaced.body or {})["emails"] == emails
+            assert client.ok("GET", path)["emails"] == emails
+        # Two addresses, the second one primary: the backend may reorder, never re-flag.
+        other = {"value": f"{name}.2@example.com", "type": "work", "primary": True}
+        client.patch(path, {"op": "add", "path": "emails", "value": [other]})
+        stored = {(e["value"], e["primary"]) for e in client.ok("GET", path)["emails"]}
+        assert stored == {(not_primary[0]["value"], False), (other["value"], True)}
+
     def test_manager_forms(self, client: Client) -> None:
         """``manager`` takes an id or ``{value: id}``; unknown ids are 400."""
         boss = client.ok("POST", "/Users", user_body())

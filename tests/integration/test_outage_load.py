@@ -17,12 +17,14 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from ldap3 import BASE
 from reliability import (
     CREATE_ATTRIBUTES,
     SOAK,
     Recorder,
     Result,
     Served,
+    admin_connection,
     can_bind,
     is_scim_503,
     make_app,
@@ -38,6 +40,7 @@ from reliability import (
 from scim_http import settings_for
 
 from scim_core.backends.ldap import LdapBackend
+from scim_core.backends.ldap.backend import PENDING_CREATE_GRACE
 from scim_core.testing.slapd import SlapdInstance
 
 pytestmark = pytest.mark.slapd
@@ -252,20 +255,17 @@ def test_hung_directory_gives_503_within_the_timeouts() -> None:
             assert served.call("GET", "/Users?count=1").status == 200
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="create is an add then an RFC 3062 password modify: an outage between them leaves "
-    "a user without password (the rollback cannot reach the directory either), and the "
-    "client's retry gets 409",
-)
 def test_a_create_cut_before_its_password_leaves_no_passwordless_user(
     directory: SlapdInstance,
     backend: LdapBackend,
     served: Served,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The deterministic form of the window the load test hits by chance."""
+    """The deterministic form of the window the load test hits by chance: the entry is added,
+    the directory dies before the RFC 3062 password modify. The half-made user must be unable
+    to log in, and the client's retry must complete it."""
     name, password = unique("cut"), "Pw-cut-12345"
+    dn = f"uid={name},{directory.users_base}"
     set_password = backend._set_password
 
     def kill_first(dn: str, secret: Any) -> None:
@@ -275,14 +275,31 @@ def test_a_create_cut_before_its_password_leaves_no_passwordless_user(
     monkeypatch.setattr(backend, "_set_password", kill_first)
     try:
         first = served.call("POST", "/Users", user_body(name, password))
+        cut_at = time.monotonic()
     finally:
         monkeypatch.undo()
         directory.start()
     assert is_scim_503(first), first.describe()
-    # The client retries as Retry-After says; afterwards the user must exist with its password.
+    # Left behind: the entry, disabled and stamped pending, without a password.
+    with admin_connection(directory) as admin:
+        admin.search(dn, "(objectClass=*)", BASE, attributes=["scimPendingSince", "entryUUID"])
+        (entry,) = admin.entries
+        assert entry.scimPendingSince.value is not None
+        pending_id = str(entry.entryUUID.value)
+    assert not can_bind(directory, dn, password)
+    listed = served.call("GET", f"/Users/{pending_id}")
+    assert listed.status == 200 and listed.body["active"] is False, listed.describe()
+    # The client retries as Retry-After says (5 s; the takeover needs PENDING_CREATE_GRACE).
+    time.sleep(max(0.0, PENDING_CREATE_GRACE - (time.monotonic() - cut_at)))
     retry = served.call("POST", "/Users", user_body(name, password))
-    assert retry.status in (201, 409), retry.describe()
-    assert can_bind(directory, f"uid={name},{directory.users_base}", password), retry.describe()
+    assert retry.status == 201, retry.describe()
+    assert retry.body["id"] == pending_id and retry.body["active"] is True
+    assert can_bind(directory, dn, password), retry.describe()
+    with admin_connection(directory) as admin:
+        admin.search(dn, "(objectClass=*)", BASE, attributes=["scimPendingSince"])
+        assert admin.entries[0].scimPendingSince.value is None
+    again = served.call("POST", "/Users", user_body(name, password))
+    assert again.status == 409, again.describe()
 
 
 def test_every_endpoint_answers_503_while_the_directory_is_down(

@@ -95,7 +95,9 @@ def test_rename_is_a_modrdn_and_memberships_follow(http, slapd, admin):
     members = [m.lower() for m in admin.response[0]["attributes"]["member"]]
     assert f"uid={new_name},{slapd.users_base}".lower() in members
     assert dn_of(slapd, user).lower() not in members
-    fetched = http("GET", "/Groups/" + group).get_json(force=True)
+    fetched = http(
+        "GET", "/Groups/" + group, query_string={"attributes": "members.display"}
+    ).get_json(force=True)
     assert [m["display"] for m in fetched["members"]] == [new_name]
 
 
@@ -215,5 +217,107 @@ def test_password_on_add_is_atomic(ldap_settings, slapd, admin, can_bind):
         with pytest.raises(Exception) as duplicate:
             taken({**user}, Secret("Atomic-Pa55"))
         assert getattr(duplicate.value, "status", None) == 409
+    finally:
+        backend.close()
+
+
+# ------------------------------------------------------------------ primary email flag (§2.4)
+
+NO_PRIMARY = "scimNoPrimaryEmail"
+
+
+def stored_flag(admin, dn):
+    """The flag and the object classes of an entry, as the rootdn reads them."""
+    admin.search(dn, "(objectClass=*)", BASE, attributes=[NO_PRIMARY, "objectClass", "mail"])
+    attributes = admin.response[0]["attributes"]
+    flag = attributes.get(NO_PRIMARY)
+    return (flag if flag != [] else None), {str(c).lower() for c in attributes["objectClass"]}
+
+
+def test_emails_without_a_primary_are_flagged_in_the_entry(http, slapd, admin):
+    address = "np" + uuid.uuid4().hex[:10] + "@example.com"
+    lone = [{"value": address, "type": "work", "primary": False}]
+    user = new_user(http, emails=lone)
+    dn = dn_of(slapd, user)
+    assert user["emails"] == lone
+    flag, classes = stored_flag(admin, dn)
+    assert flag is True and "scimperson" in classes  # the add brought the auxiliary class
+    assert http("GET", "/Users/" + user["id"]).get_json(force=True)["emails"] == lone
+    projected = http("GET", "/Users/" + user["id"], query_string={"attributes": "emails"})
+    assert projected.get_json(force=True)["emails"] == lone  # the projection reads the flag too
+
+    # A primary written again clears the flag (here through a value-filter path).
+    path = f'emails[value eq "{address}"].primary'
+    response = patch(http, user, {"op": "replace", "path": path, "value": True})
+    assert response.get_json(force=True)["emails"] == [{**lone[0], "primary": True}]
+    assert stored_flag(admin, dn)[0] is None
+    # ... and no primary sets it again, on an entry that has the class already.
+    response = patch(http, user, {"op": "replace", "path": "emails", "value": lone})
+    assert response.get_json(force=True)["emails"] == lone
+    assert stored_flag(admin, dn)[0] is True
+    # emails[primary eq true] finds none: the flat alias adds a primary work address.
+    response = patch(http, user, {"op": "add", "value": {"email": "p" + address}})
+    emails = response.get_json(force=True)["emails"]
+    assert {(e["value"], e["primary"]) for e in emails} == {(address, False), ("p" + address, True)}
+    assert emails[0]["value"] == "p" + address  # stored first in mail, as the primary
+    assert stored_flag(admin, dn)[0] is None
+    # Back to no primary: PUT (as scim2-tester's replace does) sets it again.
+    body = {k: user[k] for k in ("userName", "name")} | {"emails": lone}
+    assert http("PUT", "/Users/" + user["id"], json=body).get_json(force=True)["emails"] == lone
+    assert stored_flag(admin, dn)[0] is True
+
+
+def test_a_directory_entry_without_the_flag_reports_its_first_mail_primary(
+    http, slapd, admin, tmp_path
+):
+    """Entries other tools write (here ldapadd) never carry the flag: the first mail is primary."""
+    name = "ldif" + uuid.uuid4().hex[:10]
+    dn = f"uid={name},{slapd.users_base}"
+    ldif = tmp_path / "user.ldif"
+    ldif.write_text(
+        f"dn: {dn}\nobjectClass: inetOrgPerson\nuid: {name}\ncn: L Dif\ngivenName: L\nsn: Dif\n"
+        f"mail: {name}@example.com\nmail: {name}.alt@example.com\n",
+        encoding="utf-8",
+    )
+    slapd.ldapadd(ldif)
+    listed = http("GET", "/Users", query_string={"filter": f'userName eq "{name}"'})
+    (user,) = listed.get_json(force=True)["Resources"]
+    assert [(e["value"], e["primary"]) for e in user["emails"]] == [
+        (f"{name}@example.com", True),
+        (f"{name}.alt@example.com", False),
+    ]
+    # A write that leaves the emails as they are does not add the flag (nor the class).
+    assert patch(http, user, {"op": "replace", "path": "title", "value": "T"}).status_code == 200
+    flag, classes = stored_flag(admin, dn)
+    assert flag is None and "scimperson" not in classes
+    # Writing no primary brings the flag and, in the same modify, its auxiliary class.
+    lone = [{"value": f"{name}@example.com", "type": "work", "primary": False}]
+    response = patch(http, user, {"op": "replace", "path": "emails", "value": lone})
+    assert response.get_json(force=True)["emails"] == lone
+    flag, classes = stored_flag(admin, dn)
+    assert flag is True and "scimperson" in classes
+
+
+def test_an_unmapped_flag_keeps_the_first_mail_primary(ldap_settings, ldap_backend, slapd, admin):
+    """SCIM_LDAP_NO_PRIMARY_EMAIL_ATTRIBUTE=none: neither written nor read, as before."""
+    import dataclasses
+
+    from scim_core.backends.ldap import LdapBackend
+
+    backend = LdapBackend(dataclasses.replace(ldap_settings, no_primary_email_attribute=None))
+    try:
+        name = "unmapped" + uuid.uuid4().hex[:8]
+        lone = [{"value": f"{name}@example.com", "type": "work", "primary": False}]
+        user = {"userName": name, "name": {"givenName": "U", "familyName": "M"}, "emails": lone}
+        created = backend.create_user(user, None)
+        assert created["emails"] == [{**lone[0], "primary": True}]
+        dn = f"uid={name},{slapd.users_base}"
+        flag, classes = stored_flag(admin, dn)
+        assert flag is None and "scimperson" not in classes
+        # An entry the default mapping flagged reads, unmapped, as the first mail primary.
+        flagged = ldap_backend.create_user({**user, "userName": name + "f"}, None)
+        assert flagged["emails"] == lone
+        assert stored_flag(admin, f"uid={name}f,{slapd.users_base}")[0] is True
+        assert backend.get_user(flagged["id"])["emails"] == [{**lone[0], "primary": True}]
     finally:
         backend.close()

@@ -30,6 +30,15 @@ def test_ldap_settings_read_every_url():
     assert "canary" not in repr(settings)
 
 
+def test_no_primary_email_flag_is_mapped_by_default_and_can_be_turned_off():
+    assert LdapSettings.from_environ(LDAP_ENV).no_primary_email_attribute == "scimNoPrimaryEmail"
+    for off in ("none", "None"):
+        env = {**LDAP_ENV, "SCIM_LDAP_NO_PRIMARY_EMAIL_ATTRIBUTE": off}
+        assert LdapSettings.from_environ(env).no_primary_email_attribute is None
+    env = {**LDAP_ENV, "SCIM_LDAP_NO_PRIMARY_EMAIL_ATTRIBUTE": "siteNoPrimaryMail"}
+    assert LdapSettings.from_environ(env).no_primary_email_attribute == "siteNoPrimaryMail"
+
+
 def test_password_file(tmp_path):
     secret = tmp_path / "password"
     secret.write_text("from-a-file\n")

@@ -1,7 +1,7 @@
 """Dialect records and the modify lists they produce (pure; OpenLDAP is also tested on slapd)."""
 
 import pytest
-from ldap3 import MODIFY_DELETE, MODIFY_REPLACE
+from ldap3 import MODIFY_REPLACE
 
 from scim_core.backends.ldap.dialects import ACTIVE_DIRECTORY, DIALECTS, DS389, OPENLDAP
 
@@ -36,12 +36,12 @@ def test_a_temporary_ppolicy_lockout_is_not_inactive():
             OPENLDAP,
             {"pwdAccountLockedTime": ["000001010000Z"]},
             True,
-            {"pwdAccountLockedTime": [(MODIFY_DELETE, [])]},
+            {"pwdAccountLockedTime": [(MODIFY_REPLACE, [])]},
         ),
         (OPENLDAP, {"pwdAccountLockedTime": ["000001010000Z"]}, False, {}),
         (OPENLDAP, {}, True, {}),
         (DS389, {}, False, {"nsAccountLock": [(MODIFY_REPLACE, ["TRUE"])]}),
-        (DS389, {"nsAccountLock": ["TRUE"]}, True, {"nsAccountLock": [(MODIFY_DELETE, [])]}),
+        (DS389, {"nsAccountLock": ["TRUE"]}, True, {"nsAccountLock": [(MODIFY_REPLACE, [])]}),
         (
             ACTIVE_DIRECTORY,
             {"userAccountControl": ["66048"]},
@@ -59,6 +59,32 @@ def test_a_temporary_ppolicy_lockout_is_not_inactive():
 )
 def test_active_changes(dialect, current, active, expected):
     assert dialect.active_changes(current, active) == expected
+
+
+@pytest.mark.parametrize(
+    ("dialect", "current", "active", "expected"),
+    [
+        (OPENLDAP, {}, True, {"pwdAccountLockedTime": [(MODIFY_REPLACE, [])]}),
+        (
+            OPENLDAP,
+            {"pwdAccountLockedTime": ["000001010000Z"]},
+            False,
+            {"pwdAccountLockedTime": [(MODIFY_REPLACE, ["000001010000Z"])]},
+        ),
+        (DS389, {}, True, {"nsAccountLock": [(MODIFY_REPLACE, [])]}),
+        (
+            ACTIVE_DIRECTORY,
+            {"userAccountControl": ["512"]},
+            True,
+            {"userAccountControl": [(MODIFY_REPLACE, ["512"])]},
+        ),
+    ],
+)
+def test_forced_active_changes_write_the_state_even_when_it_is_there(
+    dialect, current, active, expected
+):
+    """After a password change (OpenLDAP ppolicy unlocks) the state is written regardless."""
+    assert dialect.active_changes(current, active, force=True) == expected
 
 
 def test_new_entries():

@@ -91,6 +91,8 @@ CASES = [
     ('emails[type eq "home" or primary eq true]', True),
     ('emails[not (type eq "work")]', True),
     ("emails[primary eq true]", True),
+    ("emails[primary eq false]", False),  # absent is not false (the home address has none)
+    ("emails[primary ne true]", True),
     ('emails[primary eq "true"]', False),  # a string is not a boolean
     ('emails ne "babs@jensen.org"', False),  # ne: no value equals (as in LDAP)
     ('emails ne "nobody@example.com"', True),

@@ -93,6 +93,88 @@ def test_unmapped_external_id_is_never_written():
     assert not any(v == ["e"] for v in values.values())
 
 
+LONE_NON_PRIMARY = [{"value": "a@x", "type": "work", "primary": False}]
+
+
+def test_first_mail_is_primary_unless_the_flag_says_none_is():
+    """Entries without the flag (other tools' data) keep "the first mail is primary"."""
+    for flag, first_is_primary in (
+        (None, True),
+        (["FALSE"], True),
+        (["TRUE"], False),
+        ([True], False),  # ldap3 with schema info
+        ([b"TRUE"], False),
+    ):
+        entry = dict(ENTRY) if flag is None else {**ENTRY, "scimNoPrimaryEmail": flag}
+        emails = MAPPING.to_resource(entry, manager_id=None)["emails"]
+        assert [e["primary"] for e in emails] == [first_is_primary, False], flag
+        assert [e["value"] for e in emails] == ENTRY["mail"]
+    assert "scimNoPrimaryEmail" in MAPPING.read_attributes
+
+
+def test_the_flag_is_written_only_when_no_email_is_primary():
+    def flag(emails):
+        return MAPPING.to_attributes({"userName": "x", "emails": emails}, None)[
+            "scimNoPrimaryEmail"
+        ]
+
+    assert flag(LONE_NON_PRIMARY) == ["TRUE"]
+    assert flag([{"value": "a@x"}, {"value": "b@x"}]) == ["TRUE"]  # absent primary: not primary
+    assert flag([{"value": "a@x"}, {"value": "b@x", "primary": True}]) == []
+    assert flag([]) == [] and flag([{"value": ""}]) == []  # no mail, nothing to flag
+    # A primary element without a value stores no mail, so it makes no address primary.
+    assert flag([{"value": "", "primary": True}, {"value": "b@x"}]) == ["TRUE"]
+
+
+def test_the_flag_round_trips_through_a_modify():
+    entry = {k: v for k, v in ENTRY.items() if k != "scimExternalId"}
+    entry["objectClass"] = ["inetOrgPerson"]
+    current = MAPPING.to_resource(entry, manager_id=None)
+    desired = {**current, "emails": LONE_NON_PRIMARY}
+    changes = MAPPING.changes(current, desired, None, None, entry)
+    assert changes == {
+        "mail": [(MODIFY_REPLACE, ["a@x"])],
+        "scimNoPrimaryEmail": [(MODIFY_REPLACE, ["TRUE"])],
+        "objectClass": [(MODIFY_ADD, ["scimPerson"])],
+    }
+    flagged = MAPPING.to_resource({**entry, "mail": ["a@x"], "scimNoPrimaryEmail": ["TRUE"]}, None)
+    assert flagged["emails"] == LONE_NON_PRIMARY
+    assert MAPPING.changes(flagged, flagged, None, None, entry) == {}
+    made_primary = {**flagged, "emails": [{**LONE_NON_PRIMARY[0], "primary": True}]}
+    assert MAPPING.changes(flagged, made_primary, None, None, entry) == {
+        "scimNoPrimaryEmail": [(MODIFY_DELETE, [])]
+    }
+    removed = {k: v for k, v in flagged.items() if k != "emails"}
+    assert MAPPING.changes(flagged, removed, None, None, entry) == {
+        "mail": [(MODIFY_DELETE, [])],
+        "scimNoPrimaryEmail": [(MODIFY_DELETE, [])],
+    }
+
+
+def test_a_new_entry_with_the_flag_gets_the_auxiliary_class():
+    values = MAPPING.to_attributes({"userName": "x", "emails": LONE_NON_PRIMARY}, None)
+    assert MAPPING.object_classes(False, values)[-1] == "scimPerson"
+    primary = MAPPING.to_attributes({"userName": "x", "emails": [{"value": "a@x"}]}, None)
+    primary["scimNoPrimaryEmail"] = []  # as create_user drops empty values
+    assert "scimPerson" not in MAPPING.object_classes(False, primary)
+    assert "scimPerson" not in MAPPING.object_classes(False)
+    assert MAPPING.object_classes(True)[-1] == "scimPerson"
+
+
+def test_unmapped_flag_keeps_the_first_mail_primary():
+    mapping = UserMapping(OPENLDAP, "ou=people,o=x", no_primary_email_attribute=None)
+    assert "scimNoPrimaryEmail" not in mapping.read_attributes
+    values = mapping.to_attributes({"userName": "x", "emails": LONE_NON_PRIMARY}, None)
+    assert "scimNoPrimaryEmail" not in values
+    assert mapping.object_classes(False, values) == MAPPING.object_classes(False)
+    entry = {**ENTRY, "scimNoPrimaryEmail": ["TRUE"]}
+    assert mapping.to_resource(entry, None)["emails"][0]["primary"] is True
+    current = mapping.to_resource(entry, None)
+    assert mapping.changes(current, {**current, "emails": LONE_NON_PRIMARY}, None, None, entry) == {
+        "mail": [(MODIFY_REPLACE, ["a@x"])]
+    }
+
+
 def test_generalized_time():
     assert generalized_to_iso("20261121214500Z") == "2026-11-21T21:45:00Z"
     assert generalized_to_iso("2026") is None and generalized_to_iso(None) is None

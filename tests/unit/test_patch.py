@@ -520,6 +520,34 @@ def test_email_alias_targets_the_primary_or_creates_a_primary_work_email() -> No
     assert changed and result == {"emails": [{"value": "n@x", "type": "work", "primary": True}]}
 
 
+def test_emails_read_back_with_no_primary() -> None:
+    """RFC 7643 §2.4 on addresses stored with none primary (explicit ``primary: false``).
+
+    The LDAP plugin reads them back that way when its ``scimNoPrimaryEmail`` flag is set; a
+    PATCH must not treat the first one as primary.
+    """
+    none = with_(USER, emails=[{**WORK, "primary": False}])
+    by_filter = [{"op": "replace", "path": "emails[primary eq true].value", "value": "p@x"}]
+    result, _ = patch(none, by_filter)
+    assert result["emails"] == [{**WORK, "primary": False}, {"primary": True, "value": "p@x"}]
+    alias, _ = patch(none, [{"op": "replace", "path": "email", "value": "p@x"}])
+    assert alias["emails"] == [
+        {**WORK, "primary": False},
+        {"value": "p@x", "type": "work", "primary": True},
+    ]
+    chosen = [{"op": "replace", "path": "emails[primary eq false].primary", "value": True}]
+    assert patch(none, chosen)[0]["emails"] == [WORK]
+    assert patch(none, [{"op": "remove", "path": "emails[primary eq true]"}]) == (none, False)
+    assert patch(none, [{"op": "remove", "path": "email"}]) == (none, False)
+    # Making another one primary leaves exactly one primary.
+    two = with_(USER, emails=[{**WORK, "primary": False}, {**HOME, "primary": False}])
+    home_first = [{"op": "replace", "path": 'emails[type eq "home"].primary', "value": True}]
+    assert patch(two, home_first)[0]["emails"] == [
+        {**WORK, "primary": False},
+        {**HOME, "primary": True},
+    ]
+
+
 def test_post_body_folding() -> None:
     """The service folds POST/PUT bodies with a path-less add onto an empty resource."""
     body = {

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from ldap3 import (
@@ -17,6 +18,7 @@ from ldap3 import (
     LEVEL,
     MODIFY_ADD,
     MODIFY_DELETE,
+    MODIFY_REPLACE,
     Connection,
 )
 from ldap3.core.exceptions import LDAPInvalidDnError, LDAPOperationResult, LDAPSASLPrepError
@@ -44,7 +46,7 @@ from scim_core.filter import Compare, Filter
 from scim_core.schemas.resources import ENTERPRISE_URN
 from scim_core.secret import InFlightSecretFilter, Secret
 
-__all__ = ["LdapBackend"]
+__all__ = ["PENDING_CREATE_GRACE", "LdapBackend"]
 
 log = logging.getLogger("scim.ldap")
 # ldap3 dumps request payloads at its EXTENDED log level, password-modify included.
@@ -67,6 +69,25 @@ _OTHER = 80
 _MEMBER_WRITE_ATTEMPTS = 3
 _UNAVAILABLE_CODES = frozenset({3, 51, 52, 80})
 _INVALID_VALUE_CODES = frozenset({16, 17, 18, 21, 34, 64, 65, 67, 69})
+
+#: Seconds a pending create (cut between its add and its password) is left to the request that
+#: made it before a retry may take it over: far above the milliseconds between the two steps,
+#: below the Retry-After the client was given.
+PENDING_CREATE_GRACE = 2.0
+
+
+def _pending_stamp() -> str:
+    """Now, as the generalized time a pending entry carries (UTC, microseconds)."""
+    return datetime.now(UTC).strftime("%Y%m%d%H%M%S.%fZ")
+
+
+def _pending_expired(stamp: str) -> bool:
+    try:
+        since = datetime.strptime(stamp, "%Y%m%d%H%M%S.%fZ").replace(tzinfo=UTC)
+    except ValueError:
+        return True  # not ours to interpret: a stale marker
+    return (datetime.now(UTC) - since).total_seconds() >= PENDING_CREATE_GRACE
+
 
 # SCIM top-level attribute -> the LDAP attributes it needs (for attributes= projections).
 _PROJECTED = {
@@ -145,6 +166,7 @@ class LdapBackend:
             users_base=settings.users_base,
             external_id_attribute=settings.external_id_attribute,
             external_id_object_class=settings.external_id_object_class,
+            no_primary_email_attribute=settings.no_primary_email_attribute,
         )
         self.placeholder_dn = settings.placeholder_dn or settings.bind_dn
         self.pager = SortedPager(self.connections, settings.vlv_per_connection)
@@ -267,6 +289,9 @@ class LdapBackend:
                 names.append(self.dialect.lock_attribute)
             elif scim_name == "externalid" and self.settings.external_id_attribute:
                 names.append(self.settings.external_id_attribute)
+            elif scim_name == "emails" and self.settings.no_primary_email_attribute:
+                # Which address is primary depends on the flag as much as on mail's order.
+                names.append(self.settings.no_primary_email_attribute)
         return list(dict.fromkeys(names))
 
     def _manager_ids(self, entries: Sequence[dict[str, Any]]) -> dict[str, str]:
@@ -391,20 +416,30 @@ class LdapBackend:
     def create_user(self, user: Resource, password: Secret | None) -> Resource:
         """Add the entry and set its password; a refused password leaves no entry behind.
 
-        By default the password is set with RFC 3062 after the add, and a refusal deletes the
-        entry again (DESIGN §4). With ``SCIM_LDAP_PASSWORD_ON_ADD`` (for directories that hash
-        and quality-check cleartext ``userPassword`` on add, e.g. OpenLDAP with
-        ``ppolicy_hash_cleartext``) it travels in the add itself: one atomic operation, so even
-        an outage between the two steps cannot leave a user without its password.
+        By default the password is set with RFC 3062 after the add (DESIGN §4). Between the
+        two the entry is *pending*: born disabled and stamped in ``SCIM_LDAP_PENDING_ATTRIBUTE``
+        until the password is in, so an outage between the steps leaves a user nobody can log
+        in as, and the client's retry of the same POST (after :data:`PENDING_CREATE_GRACE`)
+        takes the entry over and completes it. A refused password deletes the entry again.
+        With ``SCIM_LDAP_PASSWORD_ON_ADD`` (for directories that hash and quality-check
+        cleartext ``userPassword`` on add, e.g. OpenLDAP with ``ppolicy_hash_cleartext``) the
+        password travels in the add itself: one atomic operation.
         """
         dn = self.user_dn(user["userName"])
         manager_dn = self._manager_dn(user)
         values = {k: v for k, v in self.users.to_attributes(user, manager_dn).items() if v}
         values["uid"] = [user["userName"]]
         external = bool(self.settings.external_id_attribute and user.get("externalId"))
-        values["objectClass"] = self.users.object_classes(external)
-        values.update(self.dialect.initial_attributes(bool(user.get("active", True))))
+        values["objectClass"] = self.users.object_classes(external, values)
+        active = bool(user.get("active", True))
+        values.update(self.dialect.initial_attributes(active))
         in_add = password is not None and self.settings.password_on_add
+        pending = self.settings.pending_attribute if password is not None and not in_add else None
+        stamp = _pending_stamp()
+        if pending:
+            values[pending] = [stamp]
+            values["objectClass"] = self.users.object_classes(True)
+            values.update(self.dialect.initial_attributes(False))
 
         def add(connection: Connection) -> None:
             if password is not None and in_add:
@@ -413,25 +448,91 @@ class LdapBackend:
             else:
                 connection.add(dn, attributes=values)
 
+        current: Resource | None = None
         try:
             self.connections.run(add, retry=False)
         except LDAPOperationResult as error:
-            if error.result == _ALREADY_EXISTS or (
+            taken = error.result == _ALREADY_EXISTS or (
                 error.result == _CONSTRAINT_VIOLATION and "unique" in str(error.message).lower()
-            ):
+            )
+            if taken and pending:
+                current = self._take_over_pending(dn, pending, stamp)
+            if taken and current is None:
                 raise Uniqueness(f"userName {user['userName']} is taken.") from None
             if in_add and error.result == _CONSTRAINT_VIOLATION:
                 raise InvalidValue(
                     f"The directory refused the password ({error.description})."
                 ) from None
-            raise _naming_error(error, "the user") from None
+            if not taken:
+                raise _naming_error(error, "the user") from None
         if password is not None and not in_add:
             try:
                 self._set_password(dn, password)
-            except ScimError:
-                self._write("the rollback", lambda c: c.delete(dn), retry=True)
+            except ScimError as error:
+                if pending and isinstance(error, DirectoryUnavailable):
+                    raise  # the pending entry stays, disabled; the client's retry completes it
+                guard = [assertion(f"({pending}={filter_value(stamp)})")] if pending else None
+                self._write("the rollback", lambda c: c.delete(dn, controls=guard), retry=True)
                 raise
+        if pending or (password is not None and not in_add and not active):
+            self._finish_create(dn, pending, stamp, current, user, manager_dn)
         return self._read_user_by_dn(dn)
+
+    def _take_over_pending(self, dn: str, pending: str, stamp: str) -> Resource | None:
+        """The entry at ``dn`` if it is a create cut before its password, now stamped ours.
+
+        ``None`` (the name is simply taken) when it is not pending, or pending for less than
+        :data:`PENDING_CREATE_GRACE` (a create still in flight), or another retry won it.
+        """
+        entries, _ = self._search(
+            dn, "(objectClass=*)", [*self.users.read_attributes, pending], scope=BASE
+        )
+        if not entries:
+            return None
+        previous = first(entries[0]["attributes"], pending)
+        if previous is None or not _pending_expired(str(previous)):
+            return None
+        guard = [assertion(f"({pending}={filter_value(str(previous))})")]
+        try:
+            self._modify_user(dn, {pending: [(MODIFY_REPLACE, [stamp])]}, guard)
+        except VersionConflict:
+            return None
+        return self._to_users(entries)[0]
+
+    def _finish_create(
+        self,
+        dn: str,
+        pending: str | None,
+        stamp: str,
+        current: Resource | None,
+        user: Resource,
+        manager_dn: str | None,
+    ) -> None:
+        """After the password: clear the pending stamp and set the lock as asked (the password
+        change may have cleared it), conditional on the stamp still being ours; an entry taken
+        over from a cut create also gets the attributes of the request that completes it."""
+        active = bool(user.get("active", True))
+        changes: dict[str, list[Change]] = {}
+        if current is not None:
+            previous_manager: str | None = manager_dn
+            if self.users.manager_id(current) != self.users.manager_id(user):
+                previous_manager = _PREVIOUS if self.users.manager_id(current) else None
+            same_state = {**user, "active": current.get("active", True)}
+            changes.update(
+                self.users.changes(current, same_state, previous_manager, manager_dn, {})
+            )
+            changes.pop("objectClass", None)  # the class came with the stamp
+        lock = self._lock_state({"active": False}, dn)
+        changes.update(self.dialect.active_changes(lock, active, force=True))
+        guard = []
+        if pending:
+            changes[pending] = [(MODIFY_REPLACE, [])]
+            guard = [assertion(f"({pending}={filter_value(stamp)})")]
+        try:
+            self._modify_user(dn, changes, guard)
+        except VersionConflict:
+            # Another retry of the same create took the entry over and answers for it.
+            raise Uniqueness(f"userName {user['userName']} is taken.") from None
 
     def update_user(
         self, user_id: str, current: Resource, desired: Resource, password: Secret | None
@@ -460,6 +561,10 @@ class LdapBackend:
             dn = self._rename(dn, current["userName"], desired["userName"])
         if password is not None:
             self._set_password(dn, password)
+            if not desired.get("active", True):
+                # OpenLDAP's ppolicy unlocks an account whose password is set: lock it again.
+                lock = self._lock_state({"active": False}, dn)
+                self._modify_user(dn, self.dialect.active_changes(lock, False, force=True), [])
         return self._read_user_by_dn(dn)
 
     def _version_assertion(self, resource: Resource) -> tuple[str, bool, bytes | None]:
@@ -472,7 +577,7 @@ class LdapBackend:
             try:
                 connection.modify(dn, changes, controls=guard or None)
             except LDAPOperationResult as error:
-                # The auxiliary class for externalId may be there already: then add nothing.
+                # The auxiliary class (externalId, email flag) may be there already: add nothing.
                 if error.result != _VALUE_EXISTS or "objectClass" not in changes:
                     raise
                 rest = {k: v for k, v in changes.items() if k != "objectClass"}

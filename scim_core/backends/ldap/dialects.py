@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from ldap3 import MODIFY_DELETE, MODIFY_REPLACE
+from ldap3 import MODIFY_REPLACE
 
 __all__ = ["ACTIVE_DIRECTORY", "DIALECTS", "DS389", "OPENLDAP", "Change", "Dialect"]
 
@@ -60,18 +60,22 @@ class Dialect:
         return not any(v.upper() == self.lock_value.upper() for v in values)
 
     def active_changes(
-        self, attributes: Mapping[str, Sequence[str]], active: bool
+        self, attributes: Mapping[str, Sequence[str]], active: bool, *, force: bool = False
     ) -> dict[str, list[Change]]:
-        """The modify list taking the entry to ``active`` (empty when it is there already)."""
-        if self.is_active(attributes) == active:
+        """The modify list taking the entry to ``active`` (empty when it is there already).
+
+        :param force: write the state even when ``attributes`` show it: OpenLDAP's ppolicy
+            removes ``pwdAccountLockedTime`` when a password is set, so after a password change
+            the entry read before it no longer tells. Enabling replaces with no values, which
+            RFC 4511 §4.6 makes a no-op on an absent attribute.
+        """
+        if self.is_active(attributes) == active and not force:
             return {}
         if self.lock_value is None:
             flags = int(str((attributes.get(self.lock_attribute) or ["512"])[0]))
             flags = flags & ~_AD_DISABLED if active else flags | _AD_DISABLED
             return {self.lock_attribute: [(MODIFY_REPLACE, [str(flags)])]}
-        if active:
-            return {self.lock_attribute: [(MODIFY_DELETE, [])]}
-        return {self.lock_attribute: [(MODIFY_REPLACE, [self.lock_value])]}
+        return {self.lock_attribute: [(MODIFY_REPLACE, [] if active else [self.lock_value])]}
 
     def initial_attributes(self, active: bool) -> dict[str, list[str]]:
         """What a new entry carries for ``active`` (AD accounts need their flags set)."""

@@ -43,6 +43,13 @@ def first(attributes: Attributes, name: str) -> Any:
     return values
 
 
+def _is_true(value: Any) -> bool:
+    """An RFC 4517 Boolean value, as ldap3 returns it (``True`` with schema info, else text)."""
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    return value is True or (isinstance(value, str) and value.strip().upper() == "TRUE")
+
+
 def _all(attributes: Attributes, name: str) -> list[Any]:
     values = attributes.get(name)
     if values is None:
@@ -88,13 +95,18 @@ class UserMapping:
     :param dialect: the directory flavour.
     :param users_base: the DN users live under, one level deep, RDN ``uid``.
     :param external_id_attribute: where ``externalId`` lives, or ``None`` if unmapped.
-    :param external_id_object_class: the auxiliary class that allows that attribute.
+    :param external_id_object_class: the auxiliary class that allows that attribute and
+        ``no_primary_email_attribute``.
+    :param no_primary_email_attribute: a BOOLEAN attribute that is ``TRUE`` when none of the
+        user's emails is primary, or ``None`` if unmapped (the first ``mail`` is then always
+        reported as primary).
     """
 
     dialect: Dialect
     users_base: str
     external_id_attribute: str | None = "scimExternalId"
     external_id_object_class: str | None = "scimPerson"
+    no_primary_email_attribute: str | None = "scimNoPrimaryEmail"
 
     @property
     def read_attributes(self) -> list[str]:
@@ -113,12 +125,23 @@ class UserMapping:
         ]
         if self.external_id_attribute:
             names.append(self.external_id_attribute)
+        if self.no_primary_email_attribute:
+            names.append(self.no_primary_email_attribute)
         return names
 
-    def object_classes(self, with_external_id: bool) -> list[str]:
-        """The object classes of a new user entry."""
+    def object_classes(
+        self, with_external_id: bool, values: Mapping[str, Sequence[Any]] | None = None
+    ) -> list[str]:
+        """The object classes of a new user entry.
+
+        :param with_external_id: the entry gets an externalId.
+        :param values: the entry's other attribute values (from :meth:`to_attributes`); the
+            no-primary-email flag among them needs the auxiliary class too.
+        """
         classes = ["top", "person", "organizationalPerson", "inetOrgPerson"]
-        if with_external_id and self.external_id_object_class:
+        flag = self.no_primary_email_attribute
+        with_flag = bool(flag and values and values.get(flag))
+        if (with_external_id or with_flag) and self.external_id_object_class:
             classes.append(self.external_id_object_class)
         return classes
 
@@ -140,8 +163,13 @@ class UserMapping:
                 _set(resource, path, str(value))
         mails = _all(attributes, "mail")
         if mails:
+            # mail has no "primary": the first value is the primary address, unless the flag
+            # records that the client wrote none as primary (entries written by other tools
+            # never carry it, so for them the first stays primary, as identity providers expect).
+            flag = self.no_primary_email_attribute
+            no_primary = bool(flag) and _is_true(first(attributes, str(flag)))
             resource["emails"] = [
-                {"value": str(mail), "type": "work", "primary": index == 0}
+                {"value": str(mail), "type": "work", "primary": index == 0 and not no_primary}
                 for index, mail in enumerate(mails)
             ]
         resource["active"] = self.dialect.is_active(attributes)
@@ -185,6 +213,12 @@ class UserMapping:
             if mail and mail.casefold() not in (m.casefold() for m in mails):
                 mails.append(mail)
         values["mail"] = mails
+        if self.no_primary_email_attribute:
+            # Stored only when it says something the order of mail cannot: addresses, none of
+            # them primary. Absent otherwise, so untouched entries keep "the first is primary".
+            primary = any(e.get("primary") is True and e.get("value") for e in emails)
+            no_primary = bool(mails) and not primary
+            values[self.no_primary_email_attribute] = ["TRUE"] if no_primary else []
         values["manager"] = [manager_dn] if manager_dn else []
         if self.external_id_attribute:
             external_id = resource.get("externalId")
@@ -207,8 +241,10 @@ class UserMapping:
             if values == before.get(name, []):
                 continue
             changes[name] = [(MODIFY_REPLACE, values)] if values else [(MODIFY_DELETE, [])]
-        external = self.external_id_attribute
-        if external and after.get(external) and after[external] != before.get(external):
+        # Writing an attribute of the auxiliary class needs the class on the entry; the
+        # backend drops this part of the modify when the class is there already.
+        auxiliary = (self.external_id_attribute, self.no_primary_email_attribute)
+        if any(a and after.get(a) and after[a] != before.get(a) for a in auxiliary):
             needed = self.external_id_object_class
             present = {str(c).lower() for c in _all(current_attributes, "objectClass")}
             if needed and needed.lower() not in present:

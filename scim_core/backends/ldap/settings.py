@@ -75,7 +75,15 @@ LDAP_SETTINGS: tuple[Setting[Any], ...] = (
         "SCIM_LDAP_EXTERNAL_ID_OBJECT_CLASS",
         str,
         "scimPerson",
-        "Auxiliary object class that allows the externalId attribute (empty: none needed).",
+        "Auxiliary object class that allows the externalId attribute and the no-primary-email "
+        "flag; added to an entry when either is written (empty: none needed).",
+    ),
+    Setting(
+        "SCIM_LDAP_NO_PRIMARY_EMAIL_ATTRIBUTE",
+        str,
+        "scimNoPrimaryEmail",
+        "BOOLEAN attribute set to TRUE when a client writes emails none of which is primary "
+        "(without it the first mail is reported as primary); `none` leaves it unmapped.",
     ),
     Setting(
         "SCIM_LDAP_PASSWORD_ON_ADD",
@@ -84,6 +92,14 @@ LDAP_SETTINGS: tuple[Setting[Any], ...] = (
         "Send a new user's password in the add itself (atomic) instead of RFC 3062 afterwards; "
         "only for directories that hash cleartext userPassword on add (OpenLDAP: "
         "ppolicy_hash_cleartext).",
+    ),
+    Setting(
+        "SCIM_LDAP_PENDING_ATTRIBUTE",
+        str,
+        "scimPendingSince",
+        "Attribute (in the auxiliary class) stamping a new user whose password is not set yet: "
+        "it stays disabled until the password is in, and a retry of a create cut in between "
+        "completes it; `none` turns this off.",
     ),
     Setting(
         "SCIM_LDAP_VLV_PER_CONNECTION",
@@ -117,9 +133,11 @@ class LdapSettings:
     timeout: int = 10
     external_id_attribute: str | None = "scimExternalId"
     external_id_object_class: str | None = "scimPerson"
+    no_primary_email_attribute: str | None = "scimNoPrimaryEmail"
     placeholder_dn: str | None = None
     vlv_per_connection: int = 5
     password_on_add: bool = False
+    pending_attribute: str | None = "scimPendingSince"
 
     def __repr__(self) -> str:
         return f"LdapSettings(urls={self.urls!r}, bind_dn={self.bind_dn!r}, ...)"
@@ -129,6 +147,8 @@ class LdapSettings:
         """Read ``SCIM_LDAP_*``; :class:`~scim_core.config.ConfigError` names a bad one."""
         v = read_settings(LDAP_SETTINGS, environ)
         external_id = v["SCIM_LDAP_EXTERNAL_ID_ATTRIBUTE"]
+        pending = v["SCIM_LDAP_PENDING_ATTRIBUTE"]
+        no_primary = v["SCIM_LDAP_NO_PRIMARY_EMAIL_ATTRIBUTE"]
         return cls(
             urls=v["SCIM_LDAP_URL"],
             bind_dn=v["SCIM_LDAP_BIND_DN"],
@@ -142,7 +162,9 @@ class LdapSettings:
             timeout=v["SCIM_LDAP_TIMEOUT"],
             external_id_attribute=None if external_id.lower() == "none" else external_id,
             external_id_object_class=v["SCIM_LDAP_EXTERNAL_ID_OBJECT_CLASS"] or None,
+            no_primary_email_attribute=None if no_primary.lower() == "none" else no_primary,
             placeholder_dn=v["SCIM_LDAP_GROUP_PLACEHOLDER_DN"],
             vlv_per_connection=v["SCIM_LDAP_VLV_PER_CONNECTION"],
             password_on_add=v["SCIM_LDAP_PASSWORD_ON_ADD"],
+            pending_attribute=None if pending.lower() == "none" else pending,
         )
