@@ -39,6 +39,24 @@ def test_no_primary_email_flag_is_mapped_by_default_and_can_be_turned_off():
     assert LdapSettings.from_environ(env).no_primary_email_attribute == "siteNoPrimaryMail"
 
 
+@pytest.mark.parametrize(
+    ("variable", "field", "default"),
+    [
+        ("SCIM_LDAP_PENDING_ATTRIBUTE", "pending_attribute", "scimPendingSince"),
+        ("SCIM_LDAP_EXTERNAL_ID_OBJECT_CLASS", "external_id_object_class", "scimPerson"),
+        ("SCIM_LDAP_EXTERNAL_ID_ATTRIBUTE", "external_id_attribute", "scimExternalId"),
+    ],
+)
+def test_schema_names_default_and_none_turns_them_off(variable, field, default):
+    assert getattr(LdapSettings.from_environ(LDAP_ENV), field) == default
+    assert getattr(LdapSettings.from_environ({**LDAP_ENV, variable: ""}), field) == default
+    for off in ("none", "NONE"):
+        assert getattr(LdapSettings.from_environ({**LDAP_ENV, variable: off}), field) is None
+    assert getattr(LdapSettings.from_environ({**LDAP_ENV, variable: "siteName"}), field) == (
+        "siteName"
+    )
+
+
 def test_password_file(tmp_path):
     secret = tmp_path / "password"
     secret.write_text("from-a-file\n")

@@ -75,8 +75,9 @@ LDAP_SETTINGS: tuple[Setting[Any], ...] = (
         "SCIM_LDAP_EXTERNAL_ID_OBJECT_CLASS",
         str,
         "scimPerson",
-        "Auxiliary object class that allows the externalId attribute and the no-primary-email "
-        "flag; added to an entry when either is written (empty: none needed).",
+        "Auxiliary object class that allows the externalId attribute, the no-primary-email "
+        "flag and the pending stamp; added to an entry when one is written (`none`: none "
+        "needed).",
     ),
     Setting(
         "SCIM_LDAP_NO_PRIMARY_EMAIL_ATTRIBUTE",
@@ -148,6 +149,7 @@ class LdapSettings:
         v = read_settings(LDAP_SETTINGS, environ)
         external_id = v["SCIM_LDAP_EXTERNAL_ID_ATTRIBUTE"]
         pending = v["SCIM_LDAP_PENDING_ATTRIBUTE"]
+        object_class = v["SCIM_LDAP_EXTERNAL_ID_OBJECT_CLASS"]
         no_primary = v["SCIM_LDAP_NO_PRIMARY_EMAIL_ATTRIBUTE"]
         return cls(
             urls=v["SCIM_LDAP_URL"],
@@ -161,7 +163,7 @@ class LdapSettings:
             connect_timeout=v["SCIM_LDAP_CONNECT_TIMEOUT"],
             timeout=v["SCIM_LDAP_TIMEOUT"],
             external_id_attribute=None if external_id.lower() == "none" else external_id,
-            external_id_object_class=v["SCIM_LDAP_EXTERNAL_ID_OBJECT_CLASS"] or None,
+            external_id_object_class=None if object_class.lower() == "none" else object_class,
             no_primary_email_attribute=None if no_primary.lower() == "none" else no_primary,
             placeholder_dn=v["SCIM_LDAP_GROUP_PLACEHOLDER_DN"],
             vlv_per_connection=v["SCIM_LDAP_VLV_PER_CONNECTION"],
