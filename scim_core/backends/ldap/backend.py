@@ -2,14 +2,16 @@
 
 Costs per request, by design: a lookup by id or filter is one search; a list page is one
 sorted VLV search (plus one batched search for managers or members); a PATCH that changes
-nothing is one search and no write; membership changes write single values with Permissive
-Modify and never read the member list.
+nothing is one search and no write, one that changes something a search and a modify whose
+post-read control (RFC 4527) brings the result back; membership changes write single values
+with Permissive Modify and never read the member list. Searches without controls take the
+pyasn1-free path of :mod:`scim_core.backends.ldap.wire`.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -26,8 +28,14 @@ from ldap3.utils.dn import parse_dn
 from ldap3.utils.dn import safe_dn as _safe_dn
 
 from scim_core.backend import Page, Query, Resource
+from scim_core.backends.ldap import wire
 from scim_core.backends.ldap.connection import ConnectionFactory
-from scim_core.backends.ldap.controls import assertion, values_return_filter
+from scim_core.backends.ldap.controls import (
+    assertion,
+    parse_post_read,
+    post_read,
+    values_return_filter,
+)
 from scim_core.backends.ldap.dialects import DIALECTS, Change, Dialect
 from scim_core.backends.ldap.escape import dn_value, filter_value
 from scim_core.backends.ldap.filter import FilterMapping, to_ldap
@@ -123,10 +131,6 @@ def _dn_key(dn: str) -> str:
         return dn.lower()
 
 
-def _entries(connection: Connection) -> list[dict[str, Any]]:
-    return [r for r in connection.response or () if r.get("type") == "searchResEntry"]
-
-
 def _naming_error(error: LDAPOperationResult, what: str) -> ScimError:
     """For an add or a rename: OpenLDAP answers "other" (80) to an RDN it cannot index (too
     long), which is the client's name at fault, not an outage."""
@@ -209,19 +213,13 @@ class LdapBackend:
 
         def operation(connection: Connection) -> tuple[list[dict[str, Any]], dict[str, Any]]:
             try:
-                connection.search(
-                    base,
-                    search_filter,
-                    search_scope=scope,
-                    attributes=list(attributes),
-                    controls=list(controls) if controls else None,
-                )
+                # Encoded and decoded without pyasn1 (see wire.py).
+                return wire.search(connection, base, search_filter, scope, attributes, controls)
             except LDAPOperationResult as error:
                 # No such base: nothing matches.
                 if error.result == _NO_SUCH_OBJECT:
                     return [], dict(connection.result or {})
                 raise
-            return _entries(connection), dict(connection.result or {})
 
         try:
             return self.connections.run(operation)
@@ -391,7 +389,11 @@ class LdapBackend:
             return None
         return self._existing_dns([manager_id], "manager id")[0]
 
-    def _read_user_by_dn(self, dn: str) -> Resource:
+    def _read_user_by_dn(self, dn: str, written: Mapping[str, Any] | None = None) -> Resource:
+        """The user at ``dn`` as the write left it: from the write's post-read control when
+        it brought the entry (``written``), else read afresh."""
+        if written is not None:
+            return self._to_users([{"dn": dn, "attributes": written}])[0]
         entries, _ = self._search(dn, "(objectClass=*)", self.users.read_attributes, scope=BASE)
         if not entries:
             raise DirectoryUnavailable("The directory did not return the written user; retry.")
@@ -440,17 +442,24 @@ class LdapBackend:
             values[pending] = [stamp]
             values["objectClass"] = self.users.object_classes(True)
             values.update(self.dialect.initial_attributes(False))
+        # The new entry comes back with the add (post-read) unless a password is set after it,
+        # which changes the version again.
+        read = [post_read(self.users.read_attributes)] if password is None or in_add else None
 
-        def add(connection: Connection) -> None:
+        def add(connection: Connection) -> Mapping[str, Any] | None:
             if password is not None and in_add:
                 with password.exposed() as secret:
-                    connection.add(dn, attributes={**values, "userPassword": [secret]})
+                    connection.add(
+                        dn, attributes={**values, "userPassword": [secret]}, controls=read
+                    )
             else:
-                connection.add(dn, attributes=values)
+                connection.add(dn, attributes=values, controls=read)
+            return parse_post_read((connection.result or {}).get("controls"))
 
         current: Resource | None = None
+        written: Mapping[str, Any] | None = None
         try:
-            self.connections.run(add, retry=False)
+            written = self.connections.run(add, retry=False)
         except LDAPOperationResult as error:
             taken = error.result == _ALREADY_EXISTS or (
                 error.result == _CONSTRAINT_VIOLATION and "unique" in str(error.message).lower()
@@ -475,8 +484,8 @@ class LdapBackend:
                 self._write("the rollback", lambda c: c.delete(dn, controls=guard), retry=True)
                 raise
         if pending or (password is not None and not in_add and not active):
-            self._finish_create(dn, pending, stamp, current, user, manager_dn)
-        return self._read_user_by_dn(dn)
+            written = self._finish_create(dn, pending, stamp, current, user, manager_dn)
+        return self._read_user_by_dn(dn, written)
 
     def _take_over_pending(self, dn: str, pending: str, stamp: str) -> Resource | None:
         """The entry at ``dn`` if it is a create cut before its password, now stamped ours.
@@ -507,7 +516,7 @@ class LdapBackend:
         current: Resource | None,
         user: Resource,
         manager_dn: str | None,
-    ) -> None:
+    ) -> Mapping[str, Any] | None:
         """After the password: clear the pending stamp and set the lock as asked (the password
         change may have cleared it), conditional on the stamp still being ours; an entry taken
         over from a cut create also gets the attributes of the request that completes it."""
@@ -529,7 +538,7 @@ class LdapBackend:
             changes[pending] = [(MODIFY_REPLACE, [])]
             guard = [assertion(f"({pending}={filter_value(stamp)})")]
         try:
-            self._modify_user(dn, changes, guard)
+            return self._modify_user(dn, changes, guard)
         except VersionConflict:
             # Another retry of the same create took the entry over and answers for it.
             raise Uniqueness(f"userName {user['userName']} is taken.") from None
@@ -555,36 +564,47 @@ class LdapBackend:
         renamed = desired["userName"] != current["userName"]
         if renamed and self._uid_taken(desired["userName"]):
             raise Uniqueness(f"userName {desired['userName']} is taken.")
+        written = None
         if changes:
-            self._modify_user(dn, changes, [self._version_assertion(current)])
+            written = self._modify_user(dn, changes, [self._version_assertion(current)])
         if renamed:
             dn = self._rename(dn, current["userName"], desired["userName"])
+            written = None  # a new DN (and version): read it
         if password is not None:
             self._set_password(dn, password)
+            written = None  # the password change moved the version on
             if not desired.get("active", True):
                 # OpenLDAP's ppolicy unlocks an account whose password is set: lock it again.
                 lock = self._lock_state({"active": False}, dn)
-                self._modify_user(dn, self.dialect.active_changes(lock, False, force=True), [])
-        return self._read_user_by_dn(dn)
+                relock = self.dialect.active_changes(lock, False, force=True)
+                written = self._modify_user(dn, relock, [])
+        return self._read_user_by_dn(dn, written)
 
     def _version_assertion(self, resource: Resource) -> tuple[str, bool, bytes | None]:
         version = str(resource.get("meta", {}).get("version", ""))
         value = version.removeprefix("W/").strip('"')
         return assertion(f"({self.dialect.version_attribute}={filter_value(value)})")
 
-    def _modify_user(self, dn: str, changes: dict[str, list[Change]], guard: list[Any]) -> None:
-        def modify(connection: Connection) -> None:
+    def _modify_user(
+        self, dn: str, changes: dict[str, list[Change]], guard: list[Any]
+    ) -> Mapping[str, Any] | None:
+        """One modify under ``guard`` (the version assertion); returns the entry's attributes
+        after it when the directory answered the post-read control, else ``None``."""
+        controls = [*guard, post_read(self.users.read_attributes)]
+
+        def modify(connection: Connection) -> Mapping[str, Any] | None:
             try:
-                connection.modify(dn, changes, controls=guard or None)
+                result = wire.modify(connection, dn, changes, controls)
             except LDAPOperationResult as error:
                 # The auxiliary class (externalId, email flag) may be there already: add nothing.
                 if error.result != _VALUE_EXISTS or "objectClass" not in changes:
                     raise
                 rest = {k: v for k, v in changes.items() if k != "objectClass"}
-                connection.modify(dn, rest, controls=guard or None)
+                result = wire.modify(connection, dn, rest, controls)
+            return parse_post_read(result.get("controls"))
 
         try:
-            self.connections.run(modify)
+            return self.connections.run(modify)
         except LDAPOperationResult as error:
             if error.result == _ASSERTION_FAILED:
                 raise VersionConflict("The user changed concurrently.") from None
@@ -670,20 +690,22 @@ class LdapBackend:
             return result
         member_of = self.dialect.member_of_attribute
         parts = "".join(f"({member_of}={filter_value(dn)})" for dn in group_dns)
+        several = len(group_dns) > 1
+        # For one group every entry found is its member: memberOf (all of a user's groups)
+        # would only cost transfer and decoding, so it is read only to sort out several.
+        attributes = [self.dialect.id_attribute, "uid", *([member_of] if several else [])]
         entries, _ = self._search(
-            self.settings.users_base,
-            f"(&{_USER_CLASS_FILTER}(|{parts}))",
-            [self.dialect.id_attribute, "uid", member_of],
+            self.settings.users_base, f"(&{_USER_CLASS_FILTER}(|{parts}))", attributes
         )
         for entry in entries:
-            attributes = entry["attributes"]
+            values = entry["attributes"]
             member = {
-                "value": self.dialect.format_id(first(attributes, self.dialect.id_attribute)),
-                "display": str(first(attributes, "uid")),
+                "value": self.dialect.format_id(first(values, self.dialect.id_attribute)),
+                "display": str(first(values, "uid")),
                 "type": "User",
             }
-            groups = attributes.get(member_of) or ()
-            for group_dn in groups if len(group_dns) > 1 else group_dns:
+            groups = values.get(member_of) or () if several else group_dns
+            for group_dn in groups:
                 if str(group_dn).lower() in result:
                     result[str(group_dn).lower()].append(member)
         for members in result.values():
@@ -814,7 +836,7 @@ class LdapBackend:
 
     def _modify_members(self, group_dn: str, changes: list[Change]) -> None:
         """One modify of the member attribute; LDAP refusals propagate to the caller."""
-        self.connections.run(lambda c: c.modify(group_dn, {"member": changes}))
+        self.connections.run(lambda c: wire.modify(c, group_dn, {"member": changes}))
 
     def change_members(
         self, group_id: str, add: Iterable[str] = (), remove: Iterable[str] = ()

@@ -5,27 +5,34 @@
 - RFC 4528 assertion (1.3.6.1.1.12): a write that runs only if the entry is as it was read.
 - RFC 3876 ValuesReturnFilter (1.2.826.0.1.3344810.2.3): only the values of an attribute that
   match, e.g. whether given DNs are members of a group, without reading its member list.
+- RFC 4527 post-read (1.3.6.1.1.13.2): the entry as a write left it, in the write's answer,
+  instead of a search after it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ldap3.operation.search import compile_filter, parse_filter
 from ldap3.protocol.rfc4511 import EqualityMatch
 from pyasn1.codec.ber import decoder, encoder
 from pyasn1.type import namedtype, tag, univ
 
+from scim_core.backends.ldap.wire import encode_attribute_list, encode_filter
+
 __all__ = [
     "ASSERTION_OID",
+    "POST_READ_OID",
     "SORT_OID",
     "VALUES_RETURN_FILTER_OID",
     "VLV_REQUEST_OID",
     "VLV_RESPONSE_OID",
     "VlvResult",
     "assertion",
+    "parse_post_read",
     "parse_vlv_response",
+    "post_read",
     "sort_control",
     "values_return_filter",
     "vlv_control",
@@ -36,6 +43,7 @@ VLV_REQUEST_OID = "2.16.840.1.113730.3.4.9"
 VLV_RESPONSE_OID = "2.16.840.1.113730.3.4.10"
 VALUES_RETURN_FILTER_OID = "1.2.826.0.1.3344810.2.3"
 ASSERTION_OID = "1.3.6.1.1.12"
+POST_READ_OID = "1.3.6.1.1.13.2"
 
 Control = tuple[str, bool, bytes | None]
 
@@ -159,7 +167,26 @@ def assertion(ldap_filter: str) -> Control:
     assertionFailed (122) when someone else changed the entry in between. The filter must be
     built from escaped values (:func:`scim_core.backends.ldap.escape.filter_value`).
     """
-    parsed = parse_filter(
-        ldap_filter, None, auto_escape=False, auto_encode=False, validator=None, check_names=False
-    )
-    return (ASSERTION_OID, True, encoder.encode(compile_filter(parsed.elements[0])))
+    # The control value is the filter's BER (RFC 4528 §3), as a search request carries it.
+    return (ASSERTION_OID, True, encode_filter(ldap_filter))
+
+
+def post_read(attributes: list[str]) -> Control:
+    """An RFC 4527 post-read request for ``attributes`` of the entry the write leaves behind.
+
+    Not critical: a directory without the control still makes the write, and the caller reads
+    the entry afterwards when :func:`parse_post_read` finds nothing.
+    """
+    return (POST_READ_OID, False, encode_attribute_list(tuple(attributes)))
+
+
+def parse_post_read(controls: dict[str, Any] | None) -> Mapping[str, Any] | None:
+    """The attributes of a post-read response control in an ldap3 result's ``controls``.
+
+    ldap3 decodes the control's SearchResultEntry itself (``value["result"]``: attribute ->
+    values, case-insensitive keys); ``None`` when the server sent no such control.
+    """
+    control = (controls or {}).get(POST_READ_OID)
+    value = control.get("value") if isinstance(control, dict) else None
+    attributes = value.get("result") if isinstance(value, dict) else None
+    return attributes if isinstance(attributes, Mapping) else None

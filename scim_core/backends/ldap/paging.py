@@ -27,6 +27,7 @@ from ldap3 import BASE, LEVEL, Connection
 from ldap3.core import results as ldap3_results
 from ldap3.core.exceptions import LDAPOperationResult
 
+from scim_core.backends.ldap import wire
 from scim_core.backends.ldap.connection import ConnectionFactory
 from scim_core.backends.ldap.controls import parse_vlv_response, sort_control, vlv_control
 
@@ -97,10 +98,11 @@ class SortedPager:
         if self._naming_contexts is None:
 
             def read(connection: Connection) -> tuple[str, ...]:
-                connection.search("", "(objectClass=*)", BASE, attributes=["namingContexts"])
-                response = connection.response or [{}]
-                values = response[0].get("attributes", {}).get("namingContexts") or ()
-                return tuple(str(v) for v in values)
+                entries, _ = wire.search(
+                    connection, "", "(objectClass=*)", BASE, ["namingContexts"]
+                )
+                values = entries[0]["attributes"].get("namingContexts") if entries else ()
+                return tuple(str(v) for v in values or ())
 
             self._naming_contexts = self._connections.run(read)
         lowered = base.lower()
@@ -114,10 +116,9 @@ class SortedPager:
             return None
 
         def read(connection: Connection) -> Marker | None:
-            connection.search(suffix, "(objectClass=*)", BASE, attributes=["contextCSN"])
-            response = connection.response or [{}]
-            values = response[0].get("attributes", {}).get("contextCSN") or ()
-            return tuple(sorted(str(v) for v in values)) or None
+            entries, _ = wire.search(connection, suffix, "(objectClass=*)", BASE, ["contextCSN"])
+            values = entries[0]["attributes"].get("contextCSN") if entries else ()
+            return tuple(sorted(str(v) for v in values or ())) or None
 
         return self._connections.run(read)
 
@@ -203,12 +204,13 @@ class SortedPager:
 
         def operation(connection: Connection) -> tuple[list[dict[str, Any]], dict[str, Any]]:
             try:
-                connection.search(
+                wire.search(
+                    connection,
                     base,
                     search_filter,
-                    search_scope=LEVEL,
-                    attributes=list(attributes) if count else ["1.1"],
-                    controls=controls,
+                    LEVEL,
+                    list(attributes) if count else ["1.1"],
+                    controls,
                 )
             except LDAPOperationResult as error:
                 # VLV range error: the window starts past the end; the response control still
