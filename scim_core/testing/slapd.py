@@ -38,6 +38,7 @@ import atexit
 import base64
 import hashlib
 import os
+import random
 import shutil
 import signal
 import socket
@@ -133,16 +134,37 @@ def ssha_hash(password: str, salt: bytes | None = None) -> str:
     return "{SSHA}" + base64.b64encode(digest + salt).decode("ascii")
 
 
+def _ephemeral_ports() -> range:
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return range(int(low), int(high) + 1)
+    except (OSError, ValueError):
+        return range(32768, 61000)  # Linux's default
+
+
 def find_free_port(host: str = _HOST) -> int:
-    """Return a TCP port on ``host`` that is free right now.
+    """Return a TCP port on ``host`` that is free right now, outside the ephemeral range.
+
+    Outside, because while a server started on it is down (tests stop and kill slapd), a
+    client's connect to an ephemeral port can connect the socket to itself (TCP simultaneous
+    open) and then hold the port, so the server cannot start again.
 
     :param host: the address to probe.
-    :returns: a port number the kernel just handed out (it may be taken again before use).
+    :returns: a port number free when probed (it may be taken again before use).
     """
+    ephemeral = _ephemeral_ports()
+    candidates = [p for p in range(20000, 32768) if p not in ephemeral]
+    for port in random.sample(candidates, min(200, len(candidates))):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind((host, port))
+            except OSError:
+                continue
+            return port
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((host, 0))
-        port: int = sock.getsockname()[1]
-        return port
+        chosen: int = sock.getsockname()[1]
+        return chosen
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from ldap3.core.exceptions import (
     LDAPResponseTimeoutError,
     LDAPSessionTerminatedByServerError,
     LDAPSocketOpenError,
+    LDAPSocketReceiveError,
     LDAPStartTLSError,
 )
 
@@ -47,6 +48,19 @@ UNAVAILABLE: tuple[type[Exception], ...] = (
     OSError,
 )
 """Failures meaning "the directory is not there right now" rather than "your request is wrong"."""
+
+
+def _refuse_self_connection(connection: Connection) -> None:
+    """A TCP connect to a local port nobody listens on can, rarely, connect the socket to
+    itself (simultaneous open, when the port is in the ephemeral range): the bind request
+    would then come back as its own answer. It holds the port, too, so close it at once."""
+    sock = connection.socket
+    try:
+        looped = sock is not None and sock.getsockname() == sock.getpeername()
+    except OSError:
+        return
+    if looped:
+        raise LDAPSocketOpenError("connected to itself: nothing listens on the directory port")
 
 
 class _VerifiedTls(Tls):  # type: ignore[misc]  # ldap3 has no type information
@@ -153,6 +167,7 @@ class ConnectionFactory:
         )
         try:
             connection.open()
+            _refuse_self_connection(connection)
             if settings.start_tls and not server.ssl:
                 connection.start_tls()
             try:
@@ -162,6 +177,12 @@ class ConnectionFactory:
                 # service's own account was refused (wrong password, locked, removed): no
                 # client request can fix that, so it is "unavailable" (503), never a 400.
                 raise LDAPBindError(f"bind refused: {error.description}") from None
+            except (KeyError, IndexError, ValueError, TypeError) as error:
+                # ldap3's decoder fails this way on bytes that are no LDAP answer: whatever
+                # answered is not the directory, which is as good as unreachable.
+                raise LDAPSocketReceiveError(
+                    f"the bind got no LDAP answer ({type(error).__name__})"
+                ) from None
         except BaseException:
             self.discard_connection(connection)
             raise
