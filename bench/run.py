@@ -485,12 +485,7 @@ def _server_env(slapd: SlapdInstance, token: str, workers: int | None) -> dict[s
     env = {k: v for k, v in os.environ.items() if not k.startswith("SCIM_")}
     env.update(
         {
-            "SCIM_LDAP_URL": slapd.url,
-            "SCIM_LDAP_BIND_DN": slapd.service_dn,
-            "SCIM_LDAP_BIND_PASSWORD": slapd.service_password,
-            "SCIM_LDAP_USERS_BASE": slapd.users_base,
-            "SCIM_LDAP_GROUPS_BASE": slapd.groups_base,
-            "SCIM_LDAP_GROUP_PLACEHOLDER_DN": slapd.placeholder_dn,
+            **slapd.service_settings(),
             "SCIM_TOKENS_SHA256": "bench=" + hashlib.sha256(token.encode()).hexdigest(),
         }
     )

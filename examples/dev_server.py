@@ -35,12 +35,7 @@ def main() -> int:
         env = dict(os.environ)
         env.update(
             {
-                "SCIM_LDAP_URL": slapd.url,
-                "SCIM_LDAP_BIND_DN": slapd.service_dn,
-                "SCIM_LDAP_BIND_PASSWORD": slapd.service_password,
-                "SCIM_LDAP_USERS_BASE": slapd.users_base,
-                "SCIM_LDAP_GROUPS_BASE": slapd.groups_base,
-                "SCIM_LDAP_GROUP_PLACEHOLDER_DN": slapd.placeholder_dn,
+                **slapd.service_settings(),
                 "SCIM_TOKENS_SHA256": "dev=" + hashlib.sha256(token.encode()).hexdigest(),
                 "SCIM_PORT": str(port),
                 "SCIM_WORKERS": env.get("SCIM_WORKERS", "2"),

@@ -544,6 +544,18 @@ class SlapdInstance:
         """Whether the slapd started by this instance is still alive."""
         return self._proc is not None and self._proc.poll() is None
 
+    def service_settings(self) -> dict[str, str]:
+        """The ``SCIM_LDAP_*`` environment that points the service at this directory as its
+        own account (what ``make run``, the benchmarks and the subprocess tests start with)."""
+        return {
+            "SCIM_LDAP_URL": self.url,
+            "SCIM_LDAP_BIND_DN": self.service_dn,
+            "SCIM_LDAP_BIND_PASSWORD": self.service_password,
+            "SCIM_LDAP_USERS_BASE": self.users_base,
+            "SCIM_LDAP_GROUPS_BASE": self.groups_base,
+            "SCIM_LDAP_GROUP_PLACEHOLDER_DN": self.placeholder_dn,
+        }
+
     def environment(self) -> dict[str, str]:
         """Return the ``LDAP_*`` settings printed by :func:`main`, in print order."""
         return {

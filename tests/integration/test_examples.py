@@ -103,16 +103,7 @@ class Wsgi:
 def environment(slapd, backend_name):
     env = {"SCIM_BACKEND": backend_name, "SCIM_TOKENS_SHA256": f"idp={DIGEST}"}
     if backend_name == "ldap":
-        env.update(
-            {
-                "SCIM_LDAP_URL": slapd.url,
-                "SCIM_LDAP_BIND_DN": slapd.service_dn,
-                "SCIM_LDAP_BIND_PASSWORD": slapd.service_password,
-                "SCIM_LDAP_USERS_BASE": slapd.users_base,
-                "SCIM_LDAP_GROUPS_BASE": slapd.groups_base,
-                "SCIM_LDAP_GROUP_PLACEHOLDER_DN": slapd.placeholder_dn,
-            }
-        )
+        env.update(slapd.service_settings())
     return env
 
 

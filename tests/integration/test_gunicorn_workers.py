@@ -55,12 +55,7 @@ def gunicorn(
         SCIM_WORKERS=str(WORKERS),
         SCIM_TOKENS_SHA256="gunicorn=" + hashlib.sha256(TOKEN.encode()).hexdigest(),
         SCIM_LOG_LEVEL="WARNING",
-        SCIM_LDAP_URL=directory.url,
-        SCIM_LDAP_BIND_DN=directory.service_dn,
-        SCIM_LDAP_BIND_PASSWORD=directory.service_password,
-        SCIM_LDAP_USERS_BASE=directory.users_base,
-        SCIM_LDAP_GROUPS_BASE=directory.groups_base,
-        SCIM_LDAP_GROUP_PLACEHOLDER_DN=directory.placeholder_dn,
+        **directory.service_settings(),
     )
     log = tmp_path_factory.mktemp("gunicorn") / "gunicorn.log"
     with log.open("wb") as output:

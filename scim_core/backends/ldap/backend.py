@@ -3,9 +3,9 @@
 Costs per request, by design: a lookup by id or filter is one search; a list page is one
 sorted VLV search (plus one batched search for managers or members); a PATCH that changes
 nothing is one search and no write, one that changes something a search and a modify whose
-post-read control (RFC 4527) brings the result back; membership changes write single values
-with Permissive Modify and never read the member list. Searches without controls take the
-pyasn1-free path of :mod:`scim_core.backends.ldap.wire`.
+post-read control (RFC 4527) brings the result back; membership changes check only the values
+in question (RFC 3876 ValuesReturnFilter), write single values and never read the member list.
+Searches and modifies take the pyasn1-free path of :mod:`scim_core.backends.ldap.wire`.
 """
 
 from __future__ import annotations
@@ -87,6 +87,11 @@ PENDING_CREATE_GRACE = 2.0
 def _pending_stamp() -> str:
     """Now, as the generalized time a pending entry carries (UTC, microseconds)."""
     return datetime.now(UTC).strftime("%Y%m%d%H%M%S.%fZ")
+
+
+def _stamp_guard(pending: str, stamp: str) -> tuple[str, bool, bytes | None]:
+    """An RFC 4528 assertion that the entry still carries ``stamp``: the create is ours."""
+    return assertion(f"({pending}={filter_value(stamp)})")
 
 
 def _pending_expired(stamp: str) -> bool:
@@ -437,7 +442,7 @@ class LdapBackend:
         values.update(self.dialect.initial_attributes(active))
         in_add = password is not None and self.settings.password_on_add
         pending = self.settings.pending_attribute if password is not None and not in_add else None
-        stamp = _pending_stamp()
+        stamp = _pending_stamp() if pending else ""
         if pending:
             values[pending] = [stamp]
             values["objectClass"] = self.users.object_classes(True)
@@ -480,7 +485,7 @@ class LdapBackend:
             except ScimError as error:
                 if pending and isinstance(error, DirectoryUnavailable):
                     raise  # the pending entry stays, disabled; the client's retry completes it
-                guard = [assertion(f"({pending}={filter_value(stamp)})")] if pending else None
+                guard = [_stamp_guard(pending, stamp)] if pending else None
                 self._write("the rollback", lambda c: c.delete(dn, controls=guard), retry=True)
                 raise
         if pending or (password is not None and not in_add and not active):
@@ -501,9 +506,10 @@ class LdapBackend:
         previous = first(entries[0]["attributes"], pending)
         if previous is None or not _pending_expired(str(previous)):
             return None
-        guard = [assertion(f"({pending}={filter_value(str(previous))})")]
         try:
-            self._modify_user(dn, {pending: [(MODIFY_REPLACE, [stamp])]}, guard)
+            self._modify_user(
+                dn, {pending: [(MODIFY_REPLACE, [stamp])]}, [_stamp_guard(pending, str(previous))]
+            )
         except VersionConflict:
             return None
         return self._to_users(entries)[0]
@@ -531,12 +537,11 @@ class LdapBackend:
                 self.users.changes(current, same_state, previous_manager, manager_dn, {})
             )
             changes.pop("objectClass", None)  # the class came with the stamp
-        lock = self._lock_state({"active": False}, dn)
-        changes.update(self.dialect.active_changes(lock, active, force=True))
+        changes.update(self._lock_after_password(dn, active))
         guard = []
         if pending:
             changes[pending] = [(MODIFY_REPLACE, [])]
-            guard = [assertion(f"({pending}={filter_value(stamp)})")]
+            guard = [_stamp_guard(pending, stamp)]
         try:
             return self._modify_user(dn, changes, guard)
         except VersionConflict:
@@ -574,10 +579,7 @@ class LdapBackend:
             self._set_password(dn, password)
             written = None  # the password change moved the version on
             if not desired.get("active", True):
-                # OpenLDAP's ppolicy unlocks an account whose password is set: lock it again.
-                lock = self._lock_state({"active": False}, dn)
-                relock = self.dialect.active_changes(lock, False, force=True)
-                written = self._modify_user(dn, relock, [])
+                written = self._modify_user(dn, self._lock_after_password(dn, False), [])
         return self._read_user_by_dn(dn, written)
 
     def _version_assertion(self, resource: Resource) -> tuple[str, bool, bytes | None]:
@@ -617,6 +619,12 @@ class LdapBackend:
             return {} if active else {self.dialect.lock_attribute: [self.dialect.lock_value]}
         entries, _ = self._search(dn, "(objectClass=*)", [self.dialect.lock_attribute], scope=BASE)
         return dict(entries[0]["attributes"]) if entries else {}
+
+    def _lock_after_password(self, dn: str, active: bool) -> dict[str, list[Change]]:
+        """The lock state written explicitly: OpenLDAP's ppolicy removes the lock when a
+        password is set, so the entry as read before no longer tells what is there."""
+        lock = self._lock_state({"active": False}, dn)
+        return self.dialect.active_changes(lock, active, force=True)
 
     def _uid_taken(self, uid: str) -> bool:
         entries, _ = self._search(self.settings.users_base, f"(uid={filter_value(uid)})", ["1.1"])
