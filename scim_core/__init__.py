@@ -30,6 +30,7 @@ public too; other modules are implementation details.
 from scim_core.backend import Backend, BackendFactory, Page, Query, Resource, load_backend
 from scim_core.config import SERVICE_SETTINGS, ConfigError, ServiceConfig, Setting, read_settings
 from scim_core.errors import (
+    DirectoryRefused,
     DirectoryUnavailable,
     Forbidden,
     InternalError,
@@ -70,6 +71,7 @@ __all__ = [
     "Backend",
     "BackendFactory",
     "ConfigError",
+    "DirectoryRefused",
     "DirectoryUnavailable",
     "Filter",
     "FilterPolicy",

@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 
 __all__ = [
     "ERROR_SCHEMA",
+    "DirectoryRefused",
     "DirectoryUnavailable",
     "Forbidden",
     "InternalError",
@@ -184,6 +185,17 @@ class NotImplementedByDesign(ScimError):
     """501: an operation the service deliberately does not offer (group PUT and DELETE)."""
 
     status = 501
+
+
+class DirectoryRefused(ScimError):
+    """502: the directory refused a well-formed request for a reason that is not the client's
+    (a control or operation it lacks, the service account's rights, its configuration).
+
+    The detail says what the operator should look at; the client may retry later but the
+    same request will fail the same way until the directory or the service is reconfigured.
+    """
+
+    status = 502
 
 
 class DirectoryUnavailable(ScimError):

@@ -23,6 +23,10 @@ import pytest
 from replay import TOKEN
 from scim2_client.engines.httpx2 import SyncSCIMClient
 from scim2_tester import Status, check_server
+from scim_http import make_app, settings_for
+
+from scim_core.backends.ldap import LdapBackend
+from scim_core.testing.slapd import SlapdInstance
 
 GROUP_WRITES_DETAIL = (
     "Group replacement and deletion are managed in the directory, not through SCIM; "
@@ -93,6 +97,18 @@ GROUP_PATCHES = {
     "check_replace_attribute": ["members"],
 }
 SEED = 2  # draws primary: false for a lone email, so that case is exercised too
+
+
+@pytest.fixture(scope="module")
+def app():
+    """A directory of its own: the tester lists users and expects its own among the first
+    page, which users other tests leave in the session's directory could push off it."""
+    with SlapdInstance() as slapd:
+        backend = LdapBackend(settings_for(slapd))
+        try:
+            yield make_app(backend, TOKEN, log_level="WARNING")
+        finally:
+            backend.close()
 
 
 @pytest.fixture(scope="module")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import socket
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -327,7 +328,7 @@ def scripted_peer(answer: Callable[[socket.socket, int], None]) -> Iterator[int]
         peer, _ = listener.accept()
         with peer:
             request = peer.recv(65536)
-            message_id = request[4]  # 30 LL 02 01 <id>: the first ids fit in one octet
+            message_id = wire.parse_message(request)[0]
             answer(peer, message_id)
             done.wait(10)
 
@@ -385,6 +386,52 @@ def test_an_answer_to_another_request_is_a_broken_connection() -> None:
             wire.search(connection, "dc=x", "(uid=a)", LEVEL, ["uid"])
         assert isinstance(raised.value, UNAVAILABLE)
         connection.strategy.close()
+
+
+def refusal(message_id: int) -> bytes:
+    """Samba's answer to an operation with a critical control it lacks: an ExtendedResponse
+    with the operation's own message id and unavailableCriticalExtension (12)."""
+    response = ExtendedResponse()
+    response["resultCode"] = ResultCode(12)
+    response["matchedDN"] = ""
+    response["diagnosticMessage"] = "critical extension is unavailable"
+    message = LDAPMessage()
+    message["messageID"] = MessageID(message_id)
+    message["protocolOp"] = ProtocolOp().setComponentByName("extendedResp", response)
+    return bytes(encode(message))
+
+
+@pytest.mark.parametrize("operation", ["search", "modify"])
+def test_an_extended_response_to_an_operation_fails_it_at_once(operation: str) -> None:
+    with scripted_peer(lambda peer, message_id: peer.sendall(refusal(message_id))) as port:
+        connection = opened(port, timeout=30)
+        started = time.monotonic()
+        with pytest.raises(LDAPOperationResult) as raised:
+            if operation == "search":
+                wire.search(connection, "dc=x", "(uid=a)", LEVEL, ["uid"])
+            else:
+                wire.modify(connection, "uid=a,dc=x", {"title": [(MODIFY_REPLACE, ["t"])]})
+        assert raised.value.result == 12
+        assert time.monotonic() - started < 5  # not the 30 s receive timeout
+        connection.strategy.close()
+
+
+def test_an_answer_of_the_wrong_type_is_a_broken_connection_at_once() -> None:
+    def entry_for_a_modify(peer: socket.socket, message_id: int) -> None:
+        # A SearchResultEntry (dn "", no attributes) in answer to a modify.
+        entry = bytes([0x64, 0x04, 0x04, 0x00, 0x30, 0x00])
+        message_id_element = bytes([0x02, 0x04]) + message_id.to_bytes(4, "big")
+        body = message_id_element + entry
+        peer.sendall(bytes([0x30, len(body)]) + body)
+
+    with scripted_peer(entry_for_a_modify) as port:
+        connection = opened(port, timeout=30)
+        started = time.monotonic()
+        with pytest.raises(LDAPSocketReceiveError) as raised:
+            wire.modify(connection, "uid=a,dc=x", {"title": [(MODIFY_REPLACE, ["t"])]})
+        assert isinstance(raised.value, UNAVAILABLE)
+        assert time.monotonic() - started < 5
+        assert connection.closed
 
 
 def test_a_silent_server_times_out_as_unavailable() -> None:

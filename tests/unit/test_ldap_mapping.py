@@ -2,12 +2,12 @@
 
 from ldap3 import MODIFY_ADD, MODIFY_DELETE, MODIFY_REPLACE
 
-from scim_core.backends.ldap.dialects import DS389, OPENLDAP
+from scim_core.backends.ldap.profiles import DS389, OPENLDAP
 from scim_core.backends.ldap.escape import dn_value, filter_value
 from scim_core.backends.ldap.mapping import UserMapping, generalized_to_iso
 
 ENTERPRISE = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"
-MAPPING = UserMapping(dialect=OPENLDAP, users_base="ou=people,dc=example,dc=org")
+MAPPING = UserMapping(profile=OPENLDAP, users_base="ou=people,dc=example,dc=org")
 ENTRY = {
     "entryUUID": ["2819c223-7f76-453a-919d-413861904646"],
     "uid": ["bjensen"],

@@ -21,6 +21,7 @@ from ldap3 import (
     MODIFY_ADD,
     MODIFY_DELETE,
     MODIFY_REPLACE,
+    SUBTREE,
     Connection,
 )
 from ldap3.core.exceptions import LDAPInvalidDnError, LDAPOperationResult, LDAPSASLPrepError
@@ -29,6 +30,7 @@ from ldap3.utils.dn import safe_dn as _safe_dn
 
 from scim_core.backend import Page, Query, Resource
 from scim_core.backends.ldap import wire
+from scim_core.backends.ldap.capabilities import Capabilities
 from scim_core.backends.ldap.connection import ConnectionFactory
 from scim_core.backends.ldap.controls import (
     assertion,
@@ -36,11 +38,22 @@ from scim_core.backends.ldap.controls import (
     post_read,
     values_return_filter,
 )
-from scim_core.backends.ldap.dialects import DIALECTS, Change, Dialect
 from scim_core.backends.ldap.escape import dn_value, filter_value
 from scim_core.backends.ldap.filter import FilterMapping, to_ldap
 from scim_core.backends.ldap.mapping import UserMapping, first, generalized_to_iso
 from scim_core.backends.ldap.paging import SortedPager
+from scim_core.backends.ldap.profiles import PROFILES, Change, DirectoryProfile
+from scim_core.backends.ldap.results import (
+    ALREADY_EXISTS,
+    ASSERTION_FAILED,
+    CONSTRAINT_VIOLATION,
+    NO_SUCH_ATTRIBUTE,
+    NO_SUCH_OBJECT,
+    OBJECT_CLASS_VIOLATION,
+    OTHER,
+    VALUE_EXISTS,
+    scim_error,
+)
 from scim_core.backends.ldap.settings import LdapSettings
 from scim_core.errors import (
     DirectoryUnavailable,
@@ -60,23 +73,9 @@ log = logging.getLogger("scim.ldap")
 # ldap3 dumps request payloads at its EXTENDED log level, password-modify included.
 logging.getLogger("ldap3").addFilter(InFlightSecretFilter())
 
-_USER_CLASS_FILTER = "(objectClass=inetOrgPerson)"
-_GROUP_CLASS_FILTER = "(objectClass=groupOfNames)"
 _META = ("createTimestamp", "modifyTimestamp")
 _PREVIOUS = "\x00previous"  # stands for the current manager DN in a diff; never written
-
-# LDAP result codes (RFC 4511 §4.1.9) that mean something to a SCIM client.
-_NO_SUCH_OBJECT = 32
-_ALREADY_EXISTS = 68
-_OBJECT_CLASS_VIOLATION = 65
-_CONSTRAINT_VIOLATION = 19
-_NO_SUCH_ATTRIBUTE = 16
-_VALUE_EXISTS = 20
-_ASSERTION_FAILED = 122
-_OTHER = 80
 _MEMBER_WRITE_ATTEMPTS = 3
-_UNAVAILABLE_CODES = frozenset({3, 51, 52, 80})
-_INVALID_VALUE_CODES = frozenset({16, 17, 18, 21, 34, 64, 65, 67, 69})
 
 #: Seconds a pending create (cut between its add and its password) is left to the request that
 #: made it before a retry may take it over: far above the milliseconds between the two steps,
@@ -89,9 +88,12 @@ def _pending_stamp() -> str:
     return datetime.now(UTC).strftime("%Y%m%d%H%M%S.%fZ")
 
 
-def _stamp_guard(pending: str, stamp: str) -> tuple[str, bool, bytes | None]:
-    """An RFC 4528 assertion that the entry still carries ``stamp``: the create is ours."""
-    return assertion(f"({pending}={filter_value(stamp)})")
+def _password_refused(error: LDAPOperationResult) -> ScimError:
+    """A refused password: the client's when the site's policy rejects the value, else the
+    directory's (TLS missing, no right to set it). The text never carries the password."""
+    if error.result in (CONSTRAINT_VIOLATION, 21):
+        return InvalidValue(f"The directory refused the password ({error.description}).")
+    return scim_error(error, "the password")
 
 
 def _pending_expired(stamp: str) -> bool:
@@ -102,28 +104,23 @@ def _pending_expired(stamp: str) -> bool:
     return (datetime.now(UTC) - since).total_seconds() >= PENDING_CREATE_GRACE
 
 
-# SCIM top-level attribute -> the LDAP attributes it needs (for attributes= projections).
+# SCIM top-level attribute -> the LDAP attributes it needs (for attributes= projections),
+# beside those of the mapping's strings.
 _PROJECTED = {
-    "username": ("uid",),
-    "name": ("givenName", "sn", "cn"),
-    "displayname": ("displayName",),
-    "title": ("title",),
     "emails": ("mail",),
-    ENTERPRISE_URN.lower(): ("employeeNumber", "manager"),
+    ENTERPRISE_URN.lower(): ("manager",),
 }
+_USER_KEYS = frozenset({"id", "username"})  # what the directory keeps unique, per type
+_GROUP_KEYS = frozenset({"id", "displayname"})
 
 
-# Per sort key (uid for users, cn for groups): the SCIM attributes the directory keeps unique.
-_UNIQUE_KEYS = {"uid": frozenset({"id", "username"}), "cn": frozenset({"id", "displayname"})}
-
-
-def _unique_lookup(node: Filter, sort_attribute: str) -> bool:
+def _unique_lookup(node: Filter, keys: frozenset[str]) -> bool:
     """``userName eq`` or ``id eq`` (users), ``displayName eq`` (groups): one entry at most."""
     return (
         isinstance(node, Compare)
         and node.op == "eq"
         and node.path.sub_attr is None
-        and node.path.attr.lower() in _UNIQUE_KEYS.get(sort_attribute, frozenset())
+        and node.path.attr.lower() in keys
         and isinstance(node.value, str)
     )
 
@@ -139,28 +136,13 @@ def _dn_key(dn: str) -> str:
 def _naming_error(error: LDAPOperationResult, what: str) -> ScimError:
     """For an add or a rename: OpenLDAP answers "other" (80) to an RDN it cannot index (too
     long), which is the client's name at fault, not an outage."""
-    if error.result == _OTHER:
+    if error.result == OTHER:
         return InvalidValue(f"The directory cannot hold {what} under this name (too long?).")
-    return _scim_error(error, what)
-
-
-def _scim_error(error: LDAPOperationResult, what: str) -> ScimError:
-    """Translate a directory refusal into what the client should be told (no internals)."""
-    code = error.result
-    if code == _ALREADY_EXISTS:
-        return Uniqueness(f"{what} exists already.")
-    if code in _UNAVAILABLE_CODES:
-        return DirectoryUnavailable()
-    if code == _NO_SUCH_OBJECT:
-        return NotFound(f"{what} not found.")
-    if code in _INVALID_VALUE_CODES or code == _CONSTRAINT_VIOLATION:
-        return InvalidValue(f"The directory refused {what}: {error.description}.")
-    log.error("directory refused %s with result %s (%s)", what, code, error.description)
-    return InvalidValue(f"The directory refused {what} ({error.description}).")
+    return scim_error(error, what)
 
 
 class LdapBackend:
-    """Users and groups in an LDAP directory (OpenLDAP, 389-DS or AD by dialect).
+    """Users and groups in an LDAP directory (OpenLDAP, 389-DS or AD, by profile).
 
     :param settings: validated ``SCIM_LDAP_*`` settings.
     :param connections: a connection factory; built from ``settings`` when omitted.
@@ -168,36 +150,38 @@ class LdapBackend:
 
     def __init__(self, settings: LdapSettings, connections: ConnectionFactory | None = None):
         self.settings = settings
-        self.dialect: Dialect = DIALECTS[settings.dialect]
+        self.profile: DirectoryProfile = PROFILES[settings.dialect]
         self.connections = connections or ConnectionFactory(settings)
         self.users = UserMapping(
-            dialect=self.dialect,
+            profile=self.profile,
             users_base=settings.users_base,
             external_id_attribute=settings.external_id_attribute,
             external_id_object_class=settings.external_id_object_class,
             no_primary_email_attribute=settings.no_primary_email_attribute,
         )
-        self.placeholder_dn = settings.placeholder_dn or settings.bind_dn
-        self.pager = SortedPager(self.connections, settings.vlv_per_connection)
+        self.placeholder_dn = (
+            (settings.placeholder_dn or settings.bind_dn)
+            if self.profile.group_needs_member
+            else None
+        )
+        self.pager = SortedPager(
+            self.connections, settings.vlv_per_connection, self.profile.ordering_rule
+        )
         attributes = {
-            "id": self.dialect.id_attribute,
-            "username": "uid",
+            "id": self.profile.id_attribute,
+            "username": self.profile.user_name_attribute,
             "email": "mail",
             "emails": "mail",
             "emails.value": "mail",
-            "name.givenname": "givenName",
-            "name.familyname": "sn",
-            "name.formatted": "cn",
-            "displayname": "displayName",
-            "title": "title",
+            **{".".join(path).lower(): ldap for path, ldap in self.users.strings},
         }
         if settings.external_id_attribute:
             attributes["externalid"] = settings.external_id_attribute
         self.user_filters = FilterMapping(
             attributes=attributes,
-            value_transforms={},
+            value_transforms={"id": self.profile.id_value},
             booleans={
-                "active": (self.dialect.active_filter(True), self.dialect.active_filter(False))
+                "active": (self.profile.active_filter(True), self.profile.active_filter(False))
             },
         )
         self.group_filters = FilterMapping(
@@ -219,49 +203,75 @@ class LdapBackend:
         def operation(connection: Connection) -> tuple[list[dict[str, Any]], dict[str, Any]]:
             try:
                 # Encoded and decoded without pyasn1 (see wire.py).
-                return wire.search(connection, base, search_filter, scope, attributes, controls)
+                return wire.search(
+                    connection,
+                    base,
+                    search_filter,
+                    scope,
+                    attributes,
+                    controls,
+                    self.profile.binary,
+                )
             except LDAPOperationResult as error:
                 # No such base: nothing matches.
-                if error.result == _NO_SUCH_OBJECT:
+                if error.result == NO_SUCH_OBJECT:
                     return [], dict(connection.result or {})
                 raise
 
         try:
             return self.connections.run(operation)
         except LDAPOperationResult as error:
-            raise _scim_error(error, "the search") from None
+            raise scim_error(error, "the search") from None
 
     def _write(self, what: str, operation: Any, *, retry: bool = True) -> Any:
         try:
             return self.connections.run(operation, retry=retry)
         except LDAPOperationResult as error:
-            raise _scim_error(error, what) from None
+            raise scim_error(error, what) from None
+
+    def _capabilities(self) -> Capabilities:
+        try:
+            return self.connections.capabilities()
+        except LDAPOperationResult as error:
+            raise scim_error(error, "the rootDSE read") from None
 
     def user_dn(self, user_name: str) -> str:
-        """The DN of the user whose uid is ``user_name``."""
-        return f"uid={dn_value(user_name)},{self.settings.users_base}"
+        """The DN a new user named ``user_name`` (normalized) gets: the profile's RDN."""
+        return f"{self.profile.user_naming}={dn_value(user_name)},{self.settings.users_base}"
+
+    def _dn_of(self, current: Resource) -> str:
+        """The DN of a user read before: derived from its name where the name is the RDN,
+        else found by its id (entries other tools make are named as they like)."""
+        if self.profile.user_naming == self.profile.user_name_attribute:
+            return self.user_dn(current["userName"])
+        entry = self._user_entry(current["id"], ["1.1"])
+        if entry is None:
+            raise VersionConflict("The user is gone.")
+        return str(entry["dn"])
 
     def group_dn(self, group_id: str) -> str:
         """The DN of the group whose cn is ``group_id``."""
         return f"cn={dn_value(group_id)},{self.settings.groups_base}"
 
+    def _id_filter(self, ident: str) -> str:
+        value = filter_value(self.profile.id_value(ident))
+        return f"({self.profile.id_attribute}={value})"
+
     def _ids_filter(self, ids: Iterable[str]) -> str:
-        id_attribute = self.dialect.id_attribute
-        parts = "".join(f"({id_attribute}={filter_value(i)})" for i in ids)
-        return f"(|{parts})"
+        return "(|" + "".join(self._id_filter(i) for i in ids) + ")"
 
     def _dns_for_ids(self, ids: Sequence[str]) -> dict[str, str]:
         """user id -> DN for the ids that exist, in one search."""
-        valid = [i for i in dict.fromkeys(ids) if self.dialect.is_valid_id(i)]
+        valid = [i for i in dict.fromkeys(ids) if self.profile.is_valid_id(i)]
         if not valid:
             return {}
         entries, _ = self._search(
             self.settings.users_base,
-            f"(&{_USER_CLASS_FILTER}{self._ids_filter(valid)})",
-            [self.dialect.id_attribute],
+            f"(&{self.profile.user_filter}{self._ids_filter(valid)})",
+            [self.profile.id_attribute],
         )
         return {
-            self.dialect.format_id(first(e["attributes"], self.dialect.id_attribute)): e["dn"]
+            self.profile.format_id(first(e["attributes"], self.profile.id_attribute)): e["dn"]
             for e in entries
         }
 
@@ -275,21 +285,31 @@ class LdapBackend:
     # ================================================================= users
 
     def check_ready(self) -> None:
-        """Bind-level check: a Who am I? on this worker's connection."""
+        """Bind-level check on this worker's connection: a Who am I?, or a read of the
+        rootDSE where the server has no Who am I? (Samba)."""
+        if self._capabilities().who_am_i:
 
-        def operation(connection: Connection) -> None:
-            connection.extend.standard.who_am_i()
+            def operation(connection: Connection) -> None:
+                connection.extend.standard.who_am_i()
 
-        self._write("the readiness check", operation)
+            self._write("the readiness check", operation)
+        else:
+            self._search("", "(objectClass=*)", ["1.1"], scope=BASE)
 
     def _user_attributes(self, wanted: frozenset[str] | None) -> list[str]:
         if wanted is None:
             return self.users.read_attributes
-        names = [self.dialect.id_attribute, "uid", self.dialect.version_attribute, *_META]
+        names = [
+            self.profile.id_attribute,
+            self.profile.user_name_attribute,
+            self.profile.version_attribute,
+            *_META,
+        ]
         for scim_name in wanted:
             names += _PROJECTED.get(scim_name, ())
+            names += [ldap for path, ldap in self.users.strings if path[0].lower() == scim_name]
             if scim_name == "active":
-                names.append(self.dialect.lock_attribute)
+                names.append(self.profile.lock_attribute)
             elif scim_name == "externalid" and self.settings.external_id_attribute:
                 names.append(self.settings.external_id_attribute)
             elif scim_name == "emails" and self.settings.no_primary_email_attribute:
@@ -298,32 +318,38 @@ class LdapBackend:
         return list(dict.fromkeys(names))
 
     def _manager_ids(self, entries: Sequence[dict[str, Any]]) -> dict[str, str]:
-        """manager DN (lower case) -> user id, for every manager named in ``entries``."""
-        uids: dict[str, str] = {}
-        for entry in entries:
-            manager = first(entry["attributes"], "manager")
-            if not manager:
-                continue
-            try:
-                rdn = parse_dn(str(manager))[0]
-            except LDAPInvalidDnError:
-                log.debug("manager value is not a DN; left unresolved")
-                continue
-            if rdn[0].lower() == "uid":
-                uids[str(manager).lower()] = rdn[1]
-        if not uids:
+        """manager DN (lower case) -> user id, for every manager named in ``entries``, in one
+        search: by the profile's own-DN attribute, else by the userName in the RDN."""
+        managers = {str(m).lower() for e in entries if (m := first(e["attributes"], "manager"))}
+        if not managers:
             return {}
-        parts = "".join(f"(uid={filter_value(u)})" for u in dict.fromkeys(uids.values()))
+        dn_attribute = self.profile.dn_attribute
+        if dn_attribute:
+            parts = "".join(f"({dn_attribute}={filter_value(dn)})" for dn in managers)
+        else:
+            names = set()
+            for manager in managers:
+                try:
+                    rdn = parse_dn(manager)[0]
+                except LDAPInvalidDnError:
+                    log.debug("manager value is not a DN; left unresolved")
+                    continue
+                if rdn[0].lower() == self.profile.user_naming.lower():
+                    names.add(rdn[1])
+            if not names:
+                return {}
+            naming = self.profile.user_naming
+            parts = "".join(f"({naming}={filter_value(n)})" for n in names)
         found, _ = self._search(
-            self.settings.users_base, f"(|{parts})", [self.dialect.id_attribute]
+            self.settings.users_base, f"(|{parts})", [self.profile.id_attribute]
         )
         by_dn = {
-            e["dn"].lower(): self.dialect.format_id(
-                first(e["attributes"], self.dialect.id_attribute)
+            _dn_key(e["dn"]): self.profile.format_id(
+                first(e["attributes"], self.profile.id_attribute)
             )
             for e in found
         }
-        return {dn: by_dn[dn] for dn in uids if dn in by_dn}
+        return {dn: by_dn[_dn_key(dn)] for dn in managers if _dn_key(dn) in by_dn}
 
     def _to_users(self, entries: Sequence[dict[str, Any]]) -> list[Resource]:
         managers = self._manager_ids(entries)
@@ -335,11 +361,11 @@ class LdapBackend:
         return resources
 
     def _user_entry(self, user_id: str, attributes: Sequence[str]) -> dict[str, Any] | None:
-        if not self.dialect.is_valid_id(user_id):
+        if not self.profile.is_valid_id(user_id):
             return None
         entries, _ = self._search(
             self.settings.users_base,
-            f"(&{_USER_CLASS_FILTER}({self.dialect.id_attribute}={filter_value(user_id)}))",
+            f"(&{self.profile.user_filter}{self._id_filter(user_id)})",
             attributes,
         )
         return entries[0] if entries else None
@@ -356,16 +382,20 @@ class LdapBackend:
         sort_attribute: str,
         query: Query,
         attributes: list[str],
+        unique_keys: frozenset[str],
     ) -> tuple[int, list[dict[str, Any]]]:
         """One window of a server-side sorted result with its total (sort + VLV controls).
 
-        A lookup by a value the directory keeps unique (uid, cn, the id) matches at most one
-        entry: it is a plain search, without the sort and VLV session that would cost the
-        server a sort context and us a connection renewal every few requests.
+        A lookup by a value the directory keeps unique (userName, cn, the id) matches at most
+        one entry: it is a plain search, without the sort and VLV session that would cost the
+        server a sort context and us a connection renewal every few requests. A server
+        without sort and VLV has every match read and sorted here (documented: the cost of a
+        page then grows with the number of matches).
         """
-        if query.filter is not None and _unique_lookup(query.filter, sort_attribute):
+        unique = query.filter is not None and _unique_lookup(query.filter, unique_keys)
+        if unique or not self._capabilities().sorted_windows:
             entries, _ = self._search(base, search_filter, attributes)
-            entries.sort(key=lambda e: str(first(e["attributes"], sort_attribute) or ""))
+            entries.sort(key=lambda e: str(first(e["attributes"], sort_attribute) or "").lower())
             start = query.start_index - 1
             return len(entries), entries[start : start + query.count] if query.count else []
         try:
@@ -373,18 +403,19 @@ class LdapBackend:
                 base, search_filter, sort_attribute, query.start_index, query.count, attributes
             )
         except LDAPOperationResult as error:
-            raise _scim_error(error, "the search") from None
+            raise scim_error(error, "the search") from None
         return window.total, window.entries
 
     def find_users(self, query: Query) -> Page:
-        """A page of users in uid order; one sorted VLV search (plus one for managers)."""
+        """A page of users in userName order; one sorted VLV search (plus one for managers)."""
         condition = to_ldap(query.filter, self.user_filters) if query.filter else ""
         total, entries = self._sorted_page(
             self.settings.users_base,
-            f"(&{_USER_CLASS_FILTER}{condition})",
-            "uid",
+            f"(&{self.profile.user_filter}{condition})",
+            self.profile.user_name_attribute,
             query,
             self._user_attributes(query.attributes),
+            _USER_KEYS,
         )
         return Page(total, self._to_users(entries))
 
@@ -405,17 +436,23 @@ class LdapBackend:
         return self._to_users(entries)[0]
 
     def _set_password(self, dn: str, password: Secret) -> None:
+        """Set the password the profile's way: RFC 3062, or a replace of the password
+        attribute (AD's ``unicodePwd``: the server needs an encrypted connection)."""
+        attribute = self.profile.password_attribute
+
         def operation(connection: Connection) -> None:
             with password.exposed() as value:
-                connection.extend.standard.modify_password(user=dn, new_password=value)
+                if attribute is None:
+                    connection.extend.standard.modify_password(user=dn, new_password=value)
+                else:
+                    octets = self.profile.password_value(value)
+                    wire.modify(connection, dn, {attribute: [(MODIFY_REPLACE, [octets])]})
 
         try:
             self.connections.run(operation, retry=False)
         except LDAPOperationResult as error:
             # The directory's text may quote policy details but never the password; keep ours.
-            raise InvalidValue(
-                f"The directory refused the password ({error.description})."
-            ) from None
+            raise _password_refused(error) from None
         except LDAPSASLPrepError:
             # ldap3 prepares passwords with RFC 4013; its message would quote the character.
             raise InvalidValue("The password holds characters RFC 4013 does not allow.") from None
@@ -432,21 +469,29 @@ class LdapBackend:
         cleartext ``userPassword`` on add, e.g. OpenLDAP with ``ppolicy_hash_cleartext``) the
         password travels in the add itself: one atomic operation.
         """
-        dn = self.user_dn(user["userName"])
+        name = user["userName"]
+        dn = self.user_dn(name)
         manager_dn = self._manager_dn(user)
         values = {k: v for k, v in self.users.to_attributes(user, manager_dn).items() if v}
-        values["uid"] = [user["userName"]]
+        values[self.profile.user_name_attribute] = [name]
+        values.setdefault(self.profile.user_naming, [name])
+        if self.profile.user_naming != self.profile.user_name_attribute and self._name_taken(name):
+            raise Uniqueness(f"userName {name} is taken.")
+        if self.profile.account_name:
+            values[self.profile.account_name] = [self._free_account_name(name)]
         external = bool(self.settings.external_id_attribute and user.get("externalId"))
         values["objectClass"] = self.users.object_classes(external, values)
         active = bool(user.get("active", True))
-        values.update(self.dialect.initial_attributes(active))
         in_add = password is not None and self.settings.password_on_add
-        pending = self.settings.pending_attribute if password is not None and not in_add else None
+        # A password set after the add: the entry is born disabled and enabled (if asked)
+        # once the password is in, so no instant has an enabled user without it.
+        password_after = password is not None and not in_add
+        values.update(self.profile.initial_attributes(active and not password_after))
+        pending = self.settings.pending_attribute if password_after else None
         stamp = _pending_stamp() if pending else ""
         if pending:
             values[pending] = [stamp]
             values["objectClass"] = self.users.object_classes(True)
-            values.update(self.dialect.initial_attributes(False))
         # The new entry comes back with the add (post-read) unless a password is set after it,
         # which changes the version again.
         read = [post_read(self.users.read_attributes)] if password is None or in_add else None
@@ -466,29 +511,29 @@ class LdapBackend:
         try:
             written = self.connections.run(add, retry=False)
         except LDAPOperationResult as error:
-            taken = error.result == _ALREADY_EXISTS or (
-                error.result == _CONSTRAINT_VIOLATION and "unique" in str(error.message).lower()
+            taken = error.result == ALREADY_EXISTS or (
+                error.result == CONSTRAINT_VIOLATION and "unique" in str(error.message).lower()
             )
             if taken and pending:
                 current = self._take_over_pending(dn, pending, stamp)
             if taken and current is None:
                 raise Uniqueness(f"userName {user['userName']} is taken.") from None
-            if in_add and error.result == _CONSTRAINT_VIOLATION:
-                raise InvalidValue(
-                    f"The directory refused the password ({error.description})."
-                ) from None
+            if in_add and error.result == CONSTRAINT_VIOLATION:
+                raise _password_refused(error) from None
             if not taken:
                 raise _naming_error(error, "the user") from None
-        if password is not None and not in_add:
+        if password_after:
+            assert password is not None
             try:
                 self._set_password(dn, password)
             except ScimError as error:
                 if pending and isinstance(error, DirectoryUnavailable):
                     raise  # the pending entry stays, disabled; the client's retry completes it
-                guard = [_stamp_guard(pending, stamp)] if pending else None
-                self._write("the rollback", lambda c: c.delete(dn, controls=guard), retry=True)
+                guard = self._stamp_guard(pending, stamp) if pending else []
+                self._write(
+                    "the rollback", lambda c: c.delete(dn, controls=guard or None), retry=True
+                )
                 raise
-        if pending or (password is not None and not in_add and not active):
             written = self._finish_create(dn, pending, stamp, current, user, manager_dn)
         return self._read_user_by_dn(dn, written)
 
@@ -508,7 +553,9 @@ class LdapBackend:
             return None
         try:
             self._modify_user(
-                dn, {pending: [(MODIFY_REPLACE, [stamp])]}, [_stamp_guard(pending, str(previous))]
+                dn,
+                {pending: [(MODIFY_REPLACE, [stamp])]},
+                self._stamp_guard(pending, str(previous)),
             )
         except VersionConflict:
             return None
@@ -541,7 +588,7 @@ class LdapBackend:
         guard = []
         if pending:
             changes[pending] = [(MODIFY_REPLACE, [])]
-            guard = [_stamp_guard(pending, stamp)]
+            guard = self._stamp_guard(pending, stamp)
         try:
             return self._modify_user(dn, changes, guard)
         except VersionConflict:
@@ -551,8 +598,9 @@ class LdapBackend:
     def update_user(
         self, user_id: str, current: Resource, desired: Resource, password: Secret | None
     ) -> Resource:
-        """Write only what differs: a modrdn for a new userName, one modify, a password."""
-        dn = self.user_dn(current["userName"])
+        """Write only what differs: one modify, a new userName (a modrdn where it is the RDN),
+        a password."""
+        dn = self._dn_of(current)
         current_manager_dn = desired_manager_dn = None
         if self.users.manager_id(current) != self.users.manager_id(desired):
             desired_manager_dn = self._manager_dn(desired)
@@ -567,12 +615,15 @@ class LdapBackend:
         # goes before a rename because slapo-unique runs its own search under the
         # operation's controls and so refuses any modrdn that carries an assertion.
         renamed = desired["userName"] != current["userName"]
-        if renamed and self._uid_taken(desired["userName"]):
+        if renamed and self._name_taken(desired["userName"]):
             raise Uniqueness(f"userName {desired['userName']} is taken.")
+        modrdn = renamed and self.profile.user_naming == self.profile.user_name_attribute
+        if renamed and not modrdn:
+            changes[self.profile.user_name_attribute] = [(MODIFY_REPLACE, [desired["userName"]])]
         written = None
         if changes:
-            written = self._modify_user(dn, changes, [self._version_assertion(current)])
-        if renamed:
+            written = self._modify_user(dn, changes, self._version_guard(current))
+        if modrdn:
             dn = self._rename(dn, current["userName"], desired["userName"])
             written = None  # a new DN (and version): read it
         if password is not None:
@@ -582,10 +633,20 @@ class LdapBackend:
                 written = self._modify_user(dn, self._lock_after_password(dn, False), [])
         return self._read_user_by_dn(dn, written)
 
-    def _version_assertion(self, resource: Resource) -> tuple[str, bool, bytes | None]:
+    def _guard(self, ldap_filter: str) -> list[tuple[str, bool, bytes | None]]:
+        """An RFC 4528 assertion on ``ldap_filter`` where the server has the control; none
+        where it has not (the weaker guarantee is documented: the version and the pending
+        stamp are then compared in the read before the write, not in the write itself)."""
+        return [assertion(ldap_filter)] if self._capabilities().assertion else []
+
+    def _version_guard(self, resource: Resource) -> list[tuple[str, bool, bytes | None]]:
         version = str(resource.get("meta", {}).get("version", ""))
         value = version.removeprefix("W/").strip('"')
-        return assertion(f"({self.dialect.version_attribute}={filter_value(value)})")
+        return self._guard(f"({self.profile.version_attribute}={filter_value(value)})")
+
+    def _stamp_guard(self, pending: str, stamp: str) -> list[tuple[str, bool, bytes | None]]:
+        """An assertion that the entry still carries ``stamp``: the create is ours."""
+        return self._guard(f"({pending}={filter_value(stamp)})")
 
     def _modify_user(
         self, dn: str, changes: dict[str, list[Change]], guard: list[Any]
@@ -599,7 +660,7 @@ class LdapBackend:
                 result = wire.modify(connection, dn, changes, controls)
             except LDAPOperationResult as error:
                 # The auxiliary class (externalId, email flag) may be there already: add nothing.
-                if error.result != _VALUE_EXISTS or "objectClass" not in changes:
+                if error.result != VALUE_EXISTS or "objectClass" not in changes:
                     raise
                 rest = {k: v for k, v in changes.items() if k != "objectClass"}
                 result = wire.modify(connection, dn, rest, controls)
@@ -608,31 +669,47 @@ class LdapBackend:
         try:
             return self.connections.run(modify)
         except LDAPOperationResult as error:
-            if error.result == _ASSERTION_FAILED:
+            if error.result == ASSERTION_FAILED:
                 raise VersionConflict("The user changed concurrently.") from None
-            raise _scim_error(error, "the change") from None
+            raise scim_error(error, "the change") from None
 
     def _lock_state(self, current: Resource, dn: str) -> dict[str, list[str]]:
         """The lock attribute as the dialect needs it to compute an active change."""
-        if self.dialect.lock_value is not None:
+        if self.profile.lock_value is not None:
             active = current.get("active", True)
-            return {} if active else {self.dialect.lock_attribute: [self.dialect.lock_value]}
-        entries, _ = self._search(dn, "(objectClass=*)", [self.dialect.lock_attribute], scope=BASE)
+            return {} if active else {self.profile.lock_attribute: [self.profile.lock_value]}
+        entries, _ = self._search(dn, "(objectClass=*)", [self.profile.lock_attribute], scope=BASE)
         return dict(entries[0]["attributes"]) if entries else {}
 
     def _lock_after_password(self, dn: str, active: bool) -> dict[str, list[Change]]:
         """The lock state written explicitly: OpenLDAP's ppolicy removes the lock when a
         password is set, so the entry as read before no longer tells what is there."""
         lock = self._lock_state({"active": False}, dn)
-        return self.dialect.active_changes(lock, active, force=True)
+        return self.profile.active_changes(lock, active, force=True)
 
-    def _uid_taken(self, uid: str) -> bool:
-        entries, _ = self._search(self.settings.users_base, f"(uid={filter_value(uid)})", ["1.1"])
+    def _name_taken(self, name: str) -> bool:
+        attribute = self.profile.user_name_attribute
+        entries, _ = self._search(
+            self.settings.users_base, f"({attribute}={filter_value(name)})", ["1.1"]
+        )
         return bool(entries)
 
+    def _free_account_name(self, name: str) -> str:
+        """AD's sAMAccountName for a new user: the first candidate nobody in the domain has."""
+        attribute = str(self.profile.account_name)
+        domain = self._capabilities().default_naming_context or self.settings.users_base
+        candidates = self.profile.account_names(name)
+        parts = "".join(f"({attribute}={filter_value(c)})" for c in candidates)
+        entries, _ = self._search(domain, f"(|{parts})", [attribute], scope=SUBTREE)
+        taken = {str(first(e["attributes"], attribute)).lower() for e in entries}
+        for candidate in candidates:
+            if candidate.lower() not in taken:
+                return candidate
+        raise Uniqueness(f"userName {name} is taken (its account name is in use).")
+
     def _rename(self, dn: str, old_name: str, new_name: str) -> str:
-        """modrdn to the new uid; group memberships follow (value by value, idempotently)."""
-        new_rdn = f"uid={dn_value(new_name)}"
+        """modrdn to the new name; group memberships follow (value by value, idempotently)."""
+        new_rdn = f"{self.profile.user_naming}={dn_value(new_name)}"
 
         def modrdn(connection: Connection) -> None:
             connection.modify_dn(dn, new_rdn, delete_old_dn=True)
@@ -640,7 +717,7 @@ class LdapBackend:
         try:
             self.connections.run(modrdn, retry=False)
         except LDAPOperationResult as error:
-            if error.result in (_ALREADY_EXISTS, _CONSTRAINT_VIOLATION):
+            if error.result in (ALREADY_EXISTS, CONSTRAINT_VIOLATION):
                 raise Uniqueness(f"userName {new_name} is taken.") from None
             raise _naming_error(error, "the user") from None
         new_dn = self.user_dn(new_name)
@@ -651,7 +728,7 @@ class LdapBackend:
     def _groups_with_member(self, member_dn: str) -> list[str]:
         entries, _ = self._search(
             self.settings.groups_base,
-            f"(&{_GROUP_CLASS_FILTER}(member={filter_value(member_dn)}))",
+            f"(&{self.profile.group_filter}(member={filter_value(member_dn)}))",
             ["1.1"],
         )
         return [e["dn"] for e in entries]
@@ -681,7 +758,7 @@ class LdapBackend:
         meta: dict[str, Any] = {}
         created = generalized_to_iso(first(attributes, "createTimestamp"))
         modified = generalized_to_iso(first(attributes, "modifyTimestamp"))
-        version = first(attributes, self.dialect.version_attribute)
+        version = first(attributes, self.profile.version_attribute)
         if created:
             meta["created"] = created
         if modified:
@@ -696,20 +773,21 @@ class LdapBackend:
         result: dict[str, list[dict[str, str]]] = {dn.lower(): [] for dn in group_dns}
         if not group_dns:
             return result
-        member_of = self.dialect.member_of_attribute
+        member_of = self.profile.member_of
+        name_attribute = self.profile.user_name_attribute
         parts = "".join(f"({member_of}={filter_value(dn)})" for dn in group_dns)
         several = len(group_dns) > 1
         # For one group every entry found is its member: memberOf (all of a user's groups)
         # would only cost transfer and decoding, so it is read only to sort out several.
-        attributes = [self.dialect.id_attribute, "uid", *([member_of] if several else [])]
+        attributes = [self.profile.id_attribute, name_attribute, *([member_of] if several else [])]
         entries, _ = self._search(
-            self.settings.users_base, f"(&{_USER_CLASS_FILTER}(|{parts}))", attributes
+            self.settings.users_base, f"(&{self.profile.user_filter}(|{parts}))", attributes
         )
         for entry in entries:
             values = entry["attributes"]
             member = {
-                "value": self.dialect.format_id(first(values, self.dialect.id_attribute)),
-                "display": str(first(values, "uid")),
+                "value": self.profile.format_id(first(values, self.profile.id_attribute)),
+                "display": str(first(values, name_attribute)),
                 "type": "User",
             }
             groups = values.get(member_of) or () if several else group_dns
@@ -721,14 +799,14 @@ class LdapBackend:
         return result
 
     def _group_attributes(self) -> list[str]:
-        return ["cn", self.dialect.version_attribute, *_META]
+        return ["cn", self.profile.version_attribute, *_META]
 
     def get_group(self, group_id: str, members: bool = True) -> Resource | None:
         """The group whose cn is ``group_id``; members resolved through memberOf when asked."""
         if not group_id:
             return None
         entries, _ = self._search(
-            self.group_dn(group_id), _GROUP_CLASS_FILTER, self._group_attributes(), scope=BASE
+            self.group_dn(group_id), self.profile.group_filter, self._group_attributes(), scope=BASE
         )
         if not entries:
             return None
@@ -741,10 +819,11 @@ class LdapBackend:
         condition = to_ldap(query.filter, self.group_filters) if query.filter else ""
         total, entries = self._sorted_page(
             self.settings.groups_base,
-            f"(&{_GROUP_CLASS_FILTER}{condition})",
+            f"(&{self.profile.group_filter}{condition})",
             "cn",
             query,
             self._group_attributes(),
+            _GROUP_KEYS,
         )
         with_members = query.attributes is None or "members" in query.attributes
         members = self._members_of([e["dn"] for e in entries]) if with_members else {}
@@ -757,15 +836,18 @@ class LdapBackend:
         )
 
     def create_group(self, group: Resource) -> Resource:
-        """Add a groupOfNames; an empty group holds the placeholder member."""
+        """Add a group of the profile's class; where that class needs a member (groupOfNames
+        on OpenLDAP), an empty group holds the placeholder member."""
         name = group["displayName"]
         member_ids = [m["value"] for m in group.get("members") or ()]
         member_dns = self._existing_dns(member_ids, "member ids") if member_ids else []
         dn = self.group_dn(name)
+        members = member_dns or ([self.placeholder_dn] if self.placeholder_dn else [])
         values = {
-            "objectClass": ["top", "groupOfNames"],
+            "objectClass": list(self.profile.group_classes),
             "cn": [name],
-            "member": member_dns or [self.placeholder_dn],
+            **self.profile.group_extra(name),
+            **({"member": members} if members else {}),
         }
 
         def add(connection: Connection) -> None:
@@ -774,7 +856,7 @@ class LdapBackend:
         try:
             self.connections.run(add, retry=False)
         except LDAPOperationResult as error:
-            if error.result == _ALREADY_EXISTS:
+            if error.result == ALREADY_EXISTS:
                 raise Uniqueness(f"Group {name} exists already.") from None
             raise _naming_error(error, "the group") from None
         created = self.get_group(name)
@@ -786,18 +868,29 @@ class LdapBackend:
         """Which of ``dns`` the group has as members (DN keys), ``None`` if there is no group.
 
         One base search with a ValuesReturnFilter: the answer holds at most ``len(dns)``
-        values however large the group is.
+        values however large the group is. A server without the control gets one base search
+        per DN, filtered on that member, answering only whether the group matches.
         """
-        entries, _ = self._search(
-            group_dn,
-            _GROUP_CLASS_FILTER,
-            ["member"],
-            scope=BASE,
-            controls=[values_return_filter("member", list(dns))],
-        )
-        if not entries:
+        if self._capabilities().values_return_filter:
+            entries, _ = self._search(
+                group_dn,
+                self.profile.group_filter,
+                ["member"],
+                scope=BASE,
+                controls=[values_return_filter("member", list(dns))],
+            )
+            if not entries:
+                return None
+            return {_dn_key(str(v)) for v in entries[0]["attributes"].get("member") or ()}
+        group, _ = self._search(group_dn, self.profile.group_filter, ["1.1"], scope=BASE)
+        if not group:
             return None
-        return {_dn_key(str(v)) for v in entries[0]["attributes"].get("member") or ()}
+        present = set()
+        for dn in dict.fromkeys(dns):
+            condition = f"(&{self.profile.group_filter}(member={filter_value(dn)}))"
+            if self._search(group_dn, condition, ["1.1"], scope=BASE)[0]:
+                present.add(_dn_key(dn))
+        return present
 
     def _write_members(self, group_dn: str, add: Sequence[str], remove: Sequence[str]) -> bool:
         """Add and delete member values, each only if needed; ``False`` if there is no group.
@@ -810,7 +903,8 @@ class LdapBackend:
         """
         placeholder = self.placeholder_dn
         for _ in range(_MEMBER_WRITE_ATTEMPTS):
-            present = self._present_members(group_dn, [*add, *remove, placeholder])
+            asked = [*add, *remove, *([placeholder] if placeholder else [])]
+            present = self._present_members(group_dn, asked)
             if present is None:
                 return False
             to_add = [dn for dn in add if _dn_key(dn) not in present]
@@ -818,7 +912,7 @@ class LdapBackend:
             changes: list[Change] = []
             if to_add:
                 changes.append((MODIFY_ADD, to_add))
-                if _dn_key(placeholder) in present:
+                if placeholder and _dn_key(placeholder) in present:
                     changes.append((MODIFY_DELETE, [placeholder]))
             if to_remove:
                 changes.append((MODIFY_DELETE, to_remove))
@@ -828,7 +922,7 @@ class LdapBackend:
                 self._modify_members(group_dn, changes)
                 return True
             except LDAPOperationResult as error:
-                if error.result == _OBJECT_CLASS_VIOLATION and not to_add:
+                if error.result == OBJECT_CLASS_VIOLATION and placeholder and not to_add:
                     # That was the last member: the placeholder keeps the group valid.
                     changes.append((MODIFY_ADD, [placeholder]))
                     try:
@@ -836,10 +930,10 @@ class LdapBackend:
                         return True
                     except LDAPOperationResult as retry_error:
                         error = retry_error
-                if error.result == _NO_SUCH_OBJECT:
+                if error.result == NO_SUCH_OBJECT:
                     return False
-                if error.result not in (_NO_SUCH_ATTRIBUTE, _VALUE_EXISTS):
-                    raise _scim_error(error, "the membership change") from None
+                if error.result not in (NO_SUCH_ATTRIBUTE, VALUE_EXISTS):
+                    raise scim_error(error, "the membership change") from None
         raise DirectoryUnavailable("Membership is changing concurrently; retry.", retry_after=1)
 
     def _modify_members(self, group_dn: str, changes: list[Change]) -> None:

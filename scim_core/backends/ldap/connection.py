@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from ldap3 import NONE, SYNC, Connection, Server, Tls
+from ldap3 import BASE, NONE, SYNC, Connection, Server, Tls
 from ldap3.core.exceptions import (
     LDAPBindError,
     LDAPCommunicationError,
@@ -29,6 +29,8 @@ from ldap3.core.exceptions import (
     LDAPStartTLSError,
 )
 
+from scim_core.backends.ldap import wire
+from scim_core.backends.ldap.capabilities import ROOT_DSE_ATTRIBUTES, Capabilities
 from scim_core.backends.ldap.settings import LdapSettings
 from scim_core.errors import DirectoryUnavailable
 
@@ -129,6 +131,7 @@ class ConnectionFactory:
             tls = _VerifiedTls(validate=ssl.CERT_REQUIRED, ca_certs_file=settings.ca_file)
         self._tls = tls
         self._local = threading.local()
+        self._capabilities: dict[str, Capabilities] = {}
 
     def _open(self) -> Connection:
         """Connect to the first URL that answers, in the configured order (failover).
@@ -144,12 +147,42 @@ class ConnectionFactory:
                 url, get_info=NONE, connect_timeout=self._settings.connect_timeout, tls=self._tls
             )
             try:
-                return self._open_server(server)
+                connection = self._open_server(server)
+                self._learn(url, connection)
+                return connection
             except UNAVAILABLE as error:
                 failure = error
                 log.warning("directory %s unreachable: %s", url, _reason(error))
         assert failure is not None
         raise failure
+
+    def _learn(self, url: str, connection: Connection) -> None:
+        """Read the server's rootDSE on its first connection; tag every connection with it."""
+        capabilities = self._capabilities.get(url)
+        if capabilities is None:
+            try:
+                entries, _ = wire.search(
+                    connection, "", "(objectClass=*)", BASE, ROOT_DSE_ATTRIBUTES
+                )
+            except BaseException:
+                self.discard_connection(connection)
+                raise
+            capabilities = Capabilities.from_root_dse(entries[0]["attributes"] if entries else {})
+            self._capabilities[url] = capabilities
+            log.info(
+                "directory %s: assertion %s, values-return filter %s, sort+VLV %s, who-am-i %s",
+                url,
+                capabilities.assertion,
+                capabilities.values_return_filter,
+                capabilities.sorted_windows,
+                capabilities.who_am_i,
+            )
+        connection.scim_capabilities = capabilities
+
+    def capabilities(self, role: str = "connection") -> Capabilities:
+        """What the server behind this thread's connection supports (read once per server)."""
+        capabilities: Capabilities = self.current(role).scim_capabilities
+        return capabilities
 
     def _open_server(self, server: Server) -> Connection:
         settings = self._settings

@@ -15,8 +15,13 @@ _DN_SPECIALS = {c: "\\" + c for c in '\\,+"<>;='}
 _DN_SPECIALS["\x00"] = "\\00"
 
 
-def filter_value(value: str) -> str:
-    """Escape an assertion value for an RFC 4515 filter (``* ( ) \\`` and NUL become ``\\XX``)."""
+def filter_value(value: str | bytes) -> str:
+    """Escape an assertion value for an RFC 4515 filter (``* ( ) \\`` and NUL become ``\\XX``).
+
+    A binary value (AD's objectGUID) has every octet escaped, as RFC 4515 §3 allows.
+    """
+    if isinstance(value, bytes):
+        return "".join(f"\\{octet:02x}" for octet in value)
     return str(escape_filter_chars(value))
 
 

@@ -72,11 +72,13 @@ class FilterMapping:
     """
 
     attributes: Mapping[str, str]
-    value_transforms: Mapping[str, Callable[[str], str]] = field(default_factory=dict)
+    value_transforms: Mapping[str, Callable[[str], str | bytes]] = field(default_factory=dict)
     booleans: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     schemas: frozenset[str] = frozenset({USER_SCHEMA, GROUP_SCHEMA})
     _attributes: Mapping[str, str] = field(init=False, repr=False, compare=False)
-    _transforms: Mapping[str, Callable[[str], str]] = field(init=False, repr=False, compare=False)
+    _transforms: Mapping[str, Callable[[str], str | bytes]] = field(
+        init=False, repr=False, compare=False
+    )
     _booleans: Mapping[str, tuple[str, str]] = field(init=False, repr=False, compare=False)
     _schemas: frozenset[str] = field(init=False, repr=False, compare=False)
 
@@ -183,7 +185,7 @@ class _Translator:
             return _PRESENT.format(a=attribute)  # every value contains "" (and starts, ends)
         return _TEMPLATES[op].format(a=attribute, v=filter_value(text))
 
-    def value(self, key: str, value: Value) -> str:
+    def value(self, key: str, value: Value) -> str | bytes:
         if isinstance(value, bool):
             return "TRUE" if value else "FALSE"
         if isinstance(value, str):

@@ -14,22 +14,13 @@ from typing import Any
 from ldap3 import MODIFY_ADD, MODIFY_DELETE, MODIFY_REPLACE
 
 from scim_core.backend import Resource
-from scim_core.backends.ldap.dialects import Change, Dialect
+from scim_core.backends.ldap.profiles import Change, DirectoryProfile
+from scim_core.errors import InvalidValue
 from scim_core.schemas.resources import ENTERPRISE_URN
 
 __all__ = ["UserMapping", "first", "generalized_to_iso"]
 
 Attributes = Mapping[str, Sequence[Any]]
-
-# (SCIM location, LDAP attribute) for the single-valued strings; the location is a path of keys.
-_SIMPLE: tuple[tuple[tuple[str, ...], str], ...] = (
-    (("name", "givenName"), "givenName"),
-    (("name", "familyName"), "sn"),
-    (("name", "formatted"), "cn"),
-    (("displayName",), "displayName"),
-    (("title",), "title"),
-    ((ENTERPRISE_URN, "employeeNumber"), "employeeNumber"),
-)
 
 
 def first(attributes: Attributes, name: str) -> Any:
@@ -90,10 +81,10 @@ def _set(resource: dict[str, Any], path: Sequence[str], value: Any) -> None:
 
 @dataclass(frozen=True)
 class UserMapping:
-    """How users are stored: the dialect plus the site's choices.
+    """How users are stored: the directory profile plus the site's choices.
 
-    :param dialect: the directory flavour.
-    :param users_base: the DN users live under, one level deep, RDN ``uid``.
+    :param profile: the directory flavour.
+    :param users_base: the DN users live under, one level deep.
     :param external_id_attribute: where ``externalId`` lives, or ``None`` if unmapped.
     :param external_id_object_class: the auxiliary class that allows that attribute and
         ``no_primary_email_attribute``.
@@ -102,25 +93,32 @@ class UserMapping:
         reported as primary).
     """
 
-    dialect: Dialect
+    profile: DirectoryProfile
     users_base: str
     external_id_attribute: str | None = "scimExternalId"
     external_id_object_class: str | None = "scimPerson"
     no_primary_email_attribute: str | None = "scimNoPrimaryEmail"
 
     @property
+    def strings(self) -> tuple[tuple[tuple[str, ...], str], ...]:
+        """(SCIM location, LDAP attribute) of every single-valued string stored."""
+        formatted = self.profile.formatted_name
+        named = ((("name", "formatted"), formatted),) if formatted else ()
+        return (*self.profile.strings, *named)
+
+    @property
     def read_attributes(self) -> list[str]:
         """Every attribute a full user read asks for (and nothing else)."""
         names = [
-            self.dialect.id_attribute,
-            "uid",
-            *(ldap for _, ldap in _SIMPLE),
+            self.profile.id_attribute,
+            self.profile.user_name_attribute,
+            *(ldap for _, ldap in self.strings),
             "mail",
             "manager",
-            self.dialect.lock_attribute,
+            self.profile.lock_attribute,
             "createTimestamp",
             "modifyTimestamp",
-            self.dialect.version_attribute,
+            self.profile.version_attribute,
             "objectClass",
         ]
         if self.external_id_attribute:
@@ -138,7 +136,7 @@ class UserMapping:
         :param values: the entry's other attribute values (from :meth:`to_attributes`); the
             no-primary-email flag among them needs the auxiliary class too.
         """
-        classes = ["top", "person", "organizationalPerson", "inetOrgPerson"]
+        classes = list(self.profile.user_classes)
         flag = self.no_primary_email_attribute
         with_flag = bool(flag and values and values.get(flag))
         if (with_external_id or with_flag) and self.external_id_object_class:
@@ -150,14 +148,14 @@ class UserMapping:
     def to_resource(self, attributes: Attributes, manager_id: str | None) -> Resource:
         """A canonical SCIM User from an entry's attributes (and its manager's resolved id)."""
         resource: Resource = {
-            "id": self.dialect.format_id(first(attributes, self.dialect.id_attribute)),
-            "userName": str(first(attributes, "uid")),
+            "id": self.profile.format_id(first(attributes, self.profile.id_attribute)),
+            "userName": str(first(attributes, self.profile.user_name_attribute)),
         }
         if self.external_id_attribute:
             external_id = first(attributes, self.external_id_attribute)
             if external_id is not None:
                 resource["externalId"] = str(external_id)
-        for path, ldap in _SIMPLE:
+        for path, ldap in self.strings:
             value = first(attributes, ldap)
             if value is not None:
                 _set(resource, path, str(value))
@@ -172,13 +170,13 @@ class UserMapping:
                 {"value": str(mail), "type": "work", "primary": index == 0 and not no_primary}
                 for index, mail in enumerate(mails)
             ]
-        resource["active"] = self.dialect.is_active(attributes)
+        resource["active"] = self.profile.is_active(attributes)
         if manager_id:
             resource.setdefault(ENTERPRISE_URN, {})["manager"] = {"value": manager_id}
         meta: dict[str, Any] = {}
         created = generalized_to_iso(first(attributes, "createTimestamp"))
         modified = generalized_to_iso(first(attributes, "modifyTimestamp"))
-        version = first(attributes, self.dialect.version_attribute)
+        version = first(attributes, self.profile.version_attribute)
         if created:
             meta["created"] = created
         if modified:
@@ -193,15 +191,17 @@ class UserMapping:
     def to_attributes(
         self, resource: Mapping[str, Any], manager_dn: str | None
     ) -> dict[str, list[str]]:
-        """The LDAP values a resource implies (uid and active excluded: RDN and dialect).
+        """The LDAP values a resource implies (userName and active excluded: naming and profile).
 
         ``cn`` is required by inetOrgPerson: it defaults to "givenName familyName".
+
+        :raises InvalidValue: for several emails where the directory holds one (AD's mail).
         """
         values: dict[str, list[str]] = {}
-        for path, ldap in _SIMPLE:
+        for path, ldap in self.strings:
             value = _get(resource, path)
             values[ldap] = [str(value)] if value not in (None, "") else []
-        if not values["cn"]:
+        if "cn" in values and not values["cn"]:
             given = _get(resource, ("name", "givenName")) or ""
             family = _get(resource, ("name", "familyName")) or ""
             values["cn"] = [f"{given} {family}".strip() or str(resource.get("userName", ""))]
@@ -212,6 +212,8 @@ class UserMapping:
             mail = str(email.get("value", ""))
             if mail and mail.casefold() not in (m.casefold() for m in mails):
                 mails.append(mail)
+        if len(mails) > 1 and not self.profile.multiple_mail:
+            raise InvalidValue("This directory holds one email address per user.")
         values["mail"] = mails
         if self.no_primary_email_attribute:
             # Stored only when it says something the order of mail cannot: addresses, none of
@@ -251,7 +253,7 @@ class UserMapping:
                 changes["objectClass"] = [(MODIFY_ADD, [needed])]
         if desired.get("active", True) != current.get("active", True):
             changes.update(
-                self.dialect.active_changes(current_attributes, bool(desired.get("active", True)))
+                self.profile.active_changes(current_attributes, bool(desired.get("active", True)))
             )
         return changes
 

@@ -35,7 +35,6 @@ __all__ = ["SortedPager", "Window"]
 
 log = logging.getLogger("scim.ldap")
 
-_ORDERING_RULE = "caseIgnoreOrderingMatch"  # uid and cn have no ordering rule of their own
 _ROLE = "sorted"
 _BUSY = 51
 _VLV_ERROR = 76
@@ -78,10 +77,18 @@ class SortedPager:
 
     :param connections: the backend's connection factory.
     :param sessions_per_connection: at most the server's ``sssvlv-maxperconn``.
+    :param ordering_rule: the ordering rule named in sort requests (``None``: the
+        attribute's own).
     """
 
-    def __init__(self, connections: ConnectionFactory, sessions_per_connection: int) -> None:
+    def __init__(
+        self,
+        connections: ConnectionFactory,
+        sessions_per_connection: int,
+        ordering_rule: str | None = None,
+    ) -> None:
         self._connections = connections
+        self._ordering_rule = ordering_rule
         self._limit = max(1, sessions_per_connection)
         self._local = threading.local()
         self._naming_contexts: tuple[str, ...] | None = None
@@ -198,7 +205,7 @@ class SortedPager:
         context: bytes | None,
     ) -> tuple[int, list[dict[str, Any]], bytes | None]:
         controls = [
-            sort_control(sort_attribute, _ORDERING_RULE),
+            sort_control(sort_attribute, self._ordering_rule),
             vlv_control(min(start, _MAX_INT), max(count - 1, 0), context),
         ]
 

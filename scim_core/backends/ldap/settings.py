@@ -5,11 +5,12 @@ from __future__ import annotations
 import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
+from scim_core.backends.ldap.profiles import PROFILES
 from scim_core.config import Setting, parse_bool, parse_int, parse_list, read_settings
 
-__all__ = ["LDAP_SETTINGS", "LdapSettings"]
+__all__ = ["DEFAULT", "LDAP_SETTINGS", "LdapSettings"]
 
 
 def _url_list(text: str) -> tuple[str, ...]:
@@ -32,11 +33,13 @@ def _ca_file(text: str) -> str:
 
 
 def _dialect(text: str) -> str:
-    from scim_core.backends.ldap.dialects import DIALECTS
-
-    if text.lower() not in DIALECTS:
-        raise ValueError("expected one of " + ", ".join(sorted(DIALECTS)))
+    if text.lower() not in PROFILES:
+        raise ValueError("expected one of " + ", ".join(sorted(PROFILES)))
     return text.lower()
+
+
+DEFAULT: Final = "default"
+"""A schema-extension setting left to the directory profile's default."""
 
 
 LDAP_SETTINGS: tuple[Setting[Any], ...] = (
@@ -58,7 +61,13 @@ LDAP_SETTINGS: tuple[Setting[Any], ...] = (
     ),
     Setting("SCIM_LDAP_USERS_BASE", str, None, "Where users live.", required=True),
     Setting("SCIM_LDAP_GROUPS_BASE", str, None, "Where groups live.", required=True),
-    Setting("SCIM_LDAP_DIALECT", _dialect, "openldap", "openldap, 389ds or ad."),
+    Setting(
+        "SCIM_LDAP_DIALECT",
+        _dialect,
+        "openldap",
+        "The directory's profile: openldap, 389ds (also FreeIPA) or ad (Active Directory, "
+        "Samba AD).",
+    ),
     Setting("SCIM_LDAP_START_TLS", parse_bool, False, "Upgrade ldap:// connections with StartTLS."),
     Setting(
         "SCIM_LDAP_CA_FILE", _ca_file, None, "CA bundle for verifying the directory's certificate."
@@ -68,23 +77,25 @@ LDAP_SETTINGS: tuple[Setting[Any], ...] = (
     Setting(
         "SCIM_LDAP_EXTERNAL_ID_ATTRIBUTE",
         str,
-        "scimExternalId",
-        "Attribute holding externalId (`none` leaves it unmapped and unadvertised).",
+        DEFAULT,
+        "Attribute holding externalId (`none` leaves it unmapped and unadvertised; default: "
+        "scimExternalId on openldap and 389ds, none on ad).",
     ),
     Setting(
         "SCIM_LDAP_EXTERNAL_ID_OBJECT_CLASS",
         str,
-        "scimPerson",
+        DEFAULT,
         "Auxiliary object class that allows the externalId attribute, the no-primary-email "
         "flag and the pending stamp; added to an entry when one is written (`none`: none "
-        "needed).",
+        "needed; default: scimPerson on openldap and 389ds, none on ad).",
     ),
     Setting(
         "SCIM_LDAP_NO_PRIMARY_EMAIL_ATTRIBUTE",
         str,
-        "scimNoPrimaryEmail",
+        DEFAULT,
         "BOOLEAN attribute set to TRUE when a client writes emails none of which is primary "
-        "(without it the first mail is reported as primary); `none` leaves it unmapped.",
+        "(without it the first mail is reported as primary); `none` leaves it unmapped "
+        "(default: scimNoPrimaryEmail on openldap and 389ds, none on ad).",
     ),
     Setting(
         "SCIM_LDAP_PASSWORD_ON_ADD",
@@ -97,10 +108,11 @@ LDAP_SETTINGS: tuple[Setting[Any], ...] = (
     Setting(
         "SCIM_LDAP_PENDING_ATTRIBUTE",
         str,
-        "scimPendingSince",
+        DEFAULT,
         "Attribute (in the auxiliary class) stamping a new user whose password is not set yet: "
         "it stays disabled until the password is in, and a retry of a create cut in between "
-        "completes it; `none` turns this off.",
+        "completes it; `none` turns this off (default: scimPendingSince on openldap and 389ds, "
+        "none on ad).",
     ),
     Setting(
         "SCIM_LDAP_VLV_PER_CONNECTION",
@@ -132,13 +144,29 @@ class LdapSettings:
     ca_file: str | None = None
     connect_timeout: int = 3
     timeout: int = 10
-    external_id_attribute: str | None = "scimExternalId"
-    external_id_object_class: str | None = "scimPerson"
-    no_primary_email_attribute: str | None = "scimNoPrimaryEmail"
+    external_id_attribute: str | None = DEFAULT
+    external_id_object_class: str | None = DEFAULT
+    no_primary_email_attribute: str | None = DEFAULT
     placeholder_dn: str | None = None
     vlv_per_connection: int = 5
     password_on_add: bool = False
-    pending_attribute: str | None = "scimPendingSince"
+    pending_attribute: str | None = DEFAULT
+
+    def __post_init__(self) -> None:
+        # Schema-extension parts left to the profile take its default; "none" turns one off.
+        schema = PROFILES[self.dialect].schema
+        defaults = {
+            "external_id_attribute": schema.external_id,
+            "external_id_object_class": schema.object_class,
+            "no_primary_email_attribute": schema.no_primary_email,
+            "pending_attribute": schema.pending,
+        }
+        for name, default in defaults.items():
+            value = getattr(self, name)
+            if value == DEFAULT:
+                object.__setattr__(self, name, default)
+            elif value is not None and value.lower() == "none":
+                object.__setattr__(self, name, None)
 
     def __repr__(self) -> str:
         return f"LdapSettings(urls={self.urls!r}, bind_dn={self.bind_dn!r}, ...)"
@@ -147,10 +175,6 @@ class LdapSettings:
     def from_environ(cls, environ: Mapping[str, str]) -> LdapSettings:
         """Read ``SCIM_LDAP_*``; :class:`~scim_core.config.ConfigError` names a bad one."""
         v = read_settings(LDAP_SETTINGS, environ)
-        external_id = v["SCIM_LDAP_EXTERNAL_ID_ATTRIBUTE"]
-        pending = v["SCIM_LDAP_PENDING_ATTRIBUTE"]
-        object_class = v["SCIM_LDAP_EXTERNAL_ID_OBJECT_CLASS"]
-        no_primary = v["SCIM_LDAP_NO_PRIMARY_EMAIL_ATTRIBUTE"]
         return cls(
             urls=v["SCIM_LDAP_URL"],
             bind_dn=v["SCIM_LDAP_BIND_DN"],
@@ -162,11 +186,11 @@ class LdapSettings:
             ca_file=v["SCIM_LDAP_CA_FILE"],
             connect_timeout=v["SCIM_LDAP_CONNECT_TIMEOUT"],
             timeout=v["SCIM_LDAP_TIMEOUT"],
-            external_id_attribute=None if external_id.lower() == "none" else external_id,
-            external_id_object_class=None if object_class.lower() == "none" else object_class,
-            no_primary_email_attribute=None if no_primary.lower() == "none" else no_primary,
+            external_id_attribute=v["SCIM_LDAP_EXTERNAL_ID_ATTRIBUTE"],
+            external_id_object_class=v["SCIM_LDAP_EXTERNAL_ID_OBJECT_CLASS"],
+            no_primary_email_attribute=v["SCIM_LDAP_NO_PRIMARY_EMAIL_ATTRIBUTE"],
             placeholder_dn=v["SCIM_LDAP_GROUP_PLACEHOLDER_DN"],
             vlv_per_connection=v["SCIM_LDAP_VLV_PER_CONNECTION"],
             password_on_add=v["SCIM_LDAP_PASSWORD_ON_ADD"],
-            pending_attribute=None if pending.lower() == "none" else pending,
+            pending_attribute=v["SCIM_LDAP_PENDING_ATTRIBUTE"],
         )

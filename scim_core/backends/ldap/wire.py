@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -75,6 +76,8 @@ __all__ = [
     "parse_result",
     "search",
 ]
+
+_log = logging.getLogger("scim.ldap")
 
 Entry = dict[str, Any]
 Control = tuple[str, bool, bytes | None]
@@ -385,10 +388,13 @@ def parse_message(data: bytes) -> tuple[int, int, int, int]:
     return message_id, tag, op_start, op_end
 
 
-def parse_entry(data: bytes, start: int, end: int, names: dict[str, str]) -> Entry:
+def parse_entry(
+    data: bytes, start: int, end: int, names: dict[str, str], binary: frozenset[str] = frozenset()
+) -> Entry:
     """A SearchResultEntry's content as ``{"type", "dn", "attributes"}``.
 
     :param names: lower-case name -> the spelling to key the attribute by (the request's).
+    :param binary: lower-case names whose values stay octets even when they look like UTF-8.
     :raises _RangedAnswer: for an AD ranged attribute (the caller lets ldap3 handle those).
     """
     # The hot loop of a big member list: short lengths (under 128, nearly every element) are
@@ -424,10 +430,12 @@ def parse_entry(data: bytes, start: int, end: int, names: dict[str, str]) -> Ent
         name = data[name_start:name_end].decode("utf-8")
         if ";" in name and ";range=" in name.lower():
             raise _RangedAnswer(name)
-        try:
-            values: list[Any] = [v.decode("utf-8") for v in raw]
-        except UnicodeDecodeError:
-            values = raw  # binary (objectGUID, a photo): the octets as they are
+        values: list[Any] = raw
+        if name.lower() not in binary:
+            try:
+                values = [v.decode("utf-8") for v in raw]
+            except UnicodeDecodeError:
+                values = raw  # binary (a photo): the octets as they are
         attributes[names.get(name.lower(), name)] = values
         pos = attribute_end
     return {"type": "searchResEntry", "dn": _text(data[dn_start:dn_end]), "attributes": attributes}
@@ -488,6 +496,7 @@ def _ldap3_search(
     scope: str,
     attributes: Sequence[str],
     controls: Sequence[Control] | None,
+    binary: frozenset[str] = frozenset(),
 ) -> Response:
     connection.search(
         base,
@@ -498,6 +507,10 @@ def _ldap3_search(
         controls=list(controls) if controls else None,
     )
     entries = [r for r in connection.response or () if r.get("type") == "searchResEntry"]
+    for entry in entries if binary else ():
+        for name, values in (entry.get("raw_attributes") or {}).items():
+            if name.lower() in binary:
+                entry["attributes"][name] = list(values)
     return entries, dict(connection.result or {})
 
 
@@ -515,6 +528,7 @@ def search(
     scope: str,
     attributes: Sequence[str],
     controls: Sequence[Control] | None = None,
+    binary: frozenset[str] = frozenset(),
 ) -> Response:
     """One search: entries and the searchResDone result (with its ``controls``, if any).
 
@@ -525,9 +539,10 @@ def search(
 
     :param controls: request controls as ldap3 takes them, (OID, criticality, value) each;
         the response controls are decoded by ldap3 (``result["controls"]``).
+    :param binary: lower-case attribute names whose values are octets (AD's objectGUID).
     """
     if not _eligible(connection):
-        return _ldap3_search(connection, base, search_filter, scope, attributes, controls)
+        return _ldap3_search(connection, base, search_filter, scope, attributes, controls, binary)
     try:
         names = {a.lower(): a for a in attributes}
         with connection.connection_lock:
@@ -545,16 +560,18 @@ def search(
             response = _exchange(connection, message_id, payload, request)
     except FilterError:
         # Not ours to judge: ldap3 parses what it can (or raises its own error).
-        return _ldap3_search(connection, base, search_filter, scope, attributes, controls)
+        return _ldap3_search(connection, base, search_filter, scope, attributes, controls, binary)
     entries: list[Entry] = []
     result: dict[str, Any] | None = None
     for tag, data, start, end in response:
         if tag == _SEARCH_ENTRY:
             try:
-                entries.append(parse_entry(data, start, end, names))
+                entries.append(parse_entry(data, start, end, names, binary))
             except _RangedAnswer:
                 # Active Directory sent part of a long value list: ldap3 fetches the rest.
-                return _ldap3_search(connection, base, search_filter, scope, attributes, controls)
+                return _ldap3_search(
+                    connection, base, search_filter, scope, attributes, controls, binary
+                )
         elif tag == _SEARCH_DONE:
             result = parse_result(data, start, end, tag)
             if end < len(data):  # response controls follow the operation (RFC 4511 §4.1.11)
@@ -622,6 +639,42 @@ def _response_controls(data: bytes) -> dict[str, Any]:
     return decoded
 
 
+# The answers that may come before an operation's final one (RFC 4511 §4.5.2, §4.13).
+_PARTIAL = {
+    _SEARCH_DONE: frozenset({_SEARCH_ENTRY, _SEARCH_REFERENCE, _INTERMEDIATE_RESPONSE}),
+    _MODIFY_RESPONSE: frozenset({_INTERMEDIATE_RESPONSE}),
+}
+
+
+def _unexpected(
+    connection: Connection, request: dict[str, Any], tag: int, data: bytes, start: int, end: int
+) -> None:
+    """An answer to our request of a type that cannot answer it: fail now, never wait.
+
+    Samba answers an operation carrying a critical control it does not support with an
+    ExtendedResponse (resultCode 12) instead of the operation's own response type; waiting for
+    the expected type would only end at the receive timeout. An LDAPResult-shaped answer is the
+    server's verdict on the operation and raises as a result; anything else leaves the stream
+    in an unknown state, so the connection is closed and the failure counts as unavailable.
+    """
+    kind = _TYPE_NAMES.get(tag, hex(tag))
+    if tag == _EXTENDED_RESPONSE:
+        result = parse_result(data, start, end, tag)
+        _log.error(
+            "directory answered a %s with an %s (result %s, %s)",
+            request["type"],
+            kind,
+            result["result"],
+            result["description"],
+        )
+        if result["result"] not in DO_NOT_RAISE_EXCEPTIONS:
+            _conclude(connection, result)
+    connection.last_error = f"unexpected {kind} in answer to a {request['type']}"
+    with contextlib.suppress(Exception):
+        connection.strategy.close()
+    raise LDAPSocketReceiveError(connection.last_error)
+
+
 def _exchange(
     connection: Connection,
     message_id: int,
@@ -659,6 +712,8 @@ def _exchange(
                 answers.append((tag, data, start, end))
                 if tag == done:
                     return answers
+                if tag not in _PARTIAL.get(done, ()):
+                    _unexpected(connection, request, tag, data, start, end)
             elif received_id == 0 and tag == _EXTENDED_RESPONSE:
                 notice = parse_result(data, start, end, tag)
                 if notice.get("responseName") == _NOTICE_OF_DISCONNECTION:

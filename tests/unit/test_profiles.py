@@ -1,13 +1,13 @@
-"""Dialect records and the modify lists they produce (pure; OpenLDAP is also tested on slapd)."""
+"""Directory profiles and the modify lists they produce (pure; OpenLDAP is also tested on slapd)."""
 
 import pytest
 from ldap3 import MODIFY_REPLACE
 
-from scim_core.backends.ldap.dialects import ACTIVE_DIRECTORY, DIALECTS, DS389, OPENLDAP
+from scim_core.backends.ldap.profiles import ACTIVE_DIRECTORY, DS389, OPENLDAP, PROFILES
 
 
 def test_every_dialect_is_registered_by_name():
-    assert set(DIALECTS) == {"openldap", "389ds", "ad"}
+    assert set(PROFILES) == {"openldap", "389ds", "ad"}
 
 
 @pytest.mark.parametrize(
