@@ -1,32 +1,74 @@
-"""Shared fixtures: one throwaway slapd for the whole test session."""
+"""Shared fixtures: one throwaway directory of each kind for the whole test session.
+
+OpenLDAP (``slapd``) serves most tests; 389-DS (``dirsrv``) and a Samba AD domain controller
+(``samba_dc``) start only when a test asks for them. Each fails, never skips, when its server
+cannot start.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from scim_http import settings_for
 
 from scim_core.backends.ldap import LdapBackend, LdapSettings
-from scim_core.testing.slapd import SlapdInstance, SlapdNotFoundError
+from scim_core.testing.slapd import SlapdInstance
+
+#: The directories every cross-directory test runs on, by profile name.
+DIRECTORIES = ("openldap", "389ds", "ad")
 
 
-@pytest.fixture(scope="session")
-def slapd() -> Iterator[SlapdInstance]:
-    """Yield a started, seeded :class:`SlapdInstance` (fails, never skips, without OpenLDAP)."""
-    instance = SlapdInstance()
+def _started(instance: Any, what: str) -> Iterator[Any]:
     try:
         instance.start()
-    except SlapdNotFoundError as error:
+    except BaseException as error:
         instance.close()
-        pytest.fail(f"the LDAP tests need a real slapd: {error}", pytrace=False)
-    except BaseException:
-        instance.close()
+        if isinstance(error, Exception) and type(error).__name__.endswith("NotFoundError"):
+            pytest.fail(f"the {what} tests need a real {what}: {error}", pytrace=False)
         raise
     try:
         yield instance
     finally:
         instance.close()
+
+
+@pytest.fixture(scope="session")
+def slapd() -> Iterator[SlapdInstance]:
+    """Yield a started, seeded :class:`SlapdInstance` (fails, never skips, without OpenLDAP)."""
+    yield from _started(SlapdInstance(), "OpenLDAP slapd")
+
+
+@pytest.fixture(scope="session")
+def dirsrv() -> Iterator[Any]:
+    """A started, seeded throwaway 389 Directory Server."""
+    from scim_core.testing.dirsrv import DirsrvInstance
+
+    yield from _started(DirsrvInstance(), "389 Directory Server")
+
+
+@pytest.fixture(scope="session")
+def samba_dc() -> Iterator[Any]:
+    """A started, seeded throwaway Samba Active Directory domain controller."""
+    from scim_core.testing.samba import SambaDcInstance
+
+    yield from _started(SambaDcInstance(), "Samba AD domain controller")
+
+
+@pytest.fixture(scope="session", params=DIRECTORIES)
+def directory(request: pytest.FixtureRequest) -> Any:
+    """Each kind of directory in turn (session-scoped: each starts once)."""
+    fixture = {"openldap": "slapd", "389ds": "dirsrv", "ad": "samba_dc"}[request.param]
+    return request.getfixturevalue(fixture)
+
+
+@pytest.fixture(scope="session")
+def directory_backend(directory: Any) -> Iterator[LdapBackend]:
+    """The LDAP plugin on :func:`directory`, in that directory's profile."""
+    backend = LdapBackend(settings_for(directory))
+    yield backend
+    backend.close()
 
 
 @pytest.fixture(scope="session")

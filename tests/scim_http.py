@@ -17,7 +17,12 @@ INTEGRATION_TOKEN = "integration-token"
 
 
 def settings_for(instance, *urls, connect_timeout=3, timeout=10, **extra):
-    """LDAP plugin settings for the service account of a ``SlapdInstance`` (its URL by default)."""
+    """LDAP plugin settings for the service account of a throwaway directory (OpenLDAP,
+    389-DS or Samba AD; its URL by default), in the directory's profile."""
+    ca_file = getattr(instance, "ca_file", None)
+    extra.setdefault("dialect", getattr(instance, "dialect", "openldap"))
+    if ca_file is not None and "ca_file" not in extra:
+        extra["ca_file"] = str(ca_file)
     return LdapSettings(
         urls=urls or (instance.url,),
         bind_dn=instance.service_dn,

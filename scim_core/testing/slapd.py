@@ -47,11 +47,11 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from ipaddress import ip_address
 from pathlib import Path
-from types import FrameType, TracebackType
+from types import FrameType, MappingProxyType, TracebackType
 
 __all__ = [
     "ADMIN_PASSWORD",
@@ -343,6 +343,9 @@ def _stop_leftovers() -> None:
 class SlapdInstance:
     """One throwaway ``slapd`` process with its configuration and data in a folder.
 
+    The service's profile for it is :attr:`dialect`; the seeded users' passwords are in
+    :attr:`seed_passwords` (development data, published in the README).
+
     The instance is a context manager: entering starts it, leaving stops it and removes the
     folder when the instance created it. :meth:`stop` keeps the data, so :meth:`start` (or
     :meth:`restart`) brings the same directory back on the same port.
@@ -369,6 +372,11 @@ class SlapdInstance:
     :param tls_port: TCP port of the ``ldaps://`` listener; a free one when omitted.
     :param tls_names: the names the certificate is valid for (IP addresses or DNS names).
     """
+
+    dialect = "openldap"
+    seed_passwords: Mapping[str, str] = MappingProxyType(
+        {"alice": "alice-dev-password", "bob": "bob-dev-password"}
+    )
 
     def __init__(
         self,
@@ -573,6 +581,11 @@ class SlapdInstance:
                 else {}
             ),
         }
+
+    def can_bind(self, dn: str, password: str) -> bool:
+        """Whether a simple bind as ``dn`` with ``password`` succeeds (``ldapwhoami``)."""
+        command = [_find_binary("ldapwhoami"), "-x", "-H", self.url, "-D", dn, "-w", password]
+        return subprocess.run(command, capture_output=True, timeout=10, check=False).returncode == 0
 
     # -- life cycle -------------------------------------------------------------------------
 

@@ -1,4 +1,5 @@
-"""The contract suite against the LDAP plugin on the session's real slapd."""
+"""The contract suite against the LDAP plugin on each real directory: OpenLDAP, 389-DS and a
+Samba AD domain controller, each in its own profile."""
 
 import pytest
 
@@ -7,5 +8,5 @@ from scim_core.testing.contract import BackendContract
 
 class TestLdapBackend(BackendContract):
     @pytest.fixture
-    def backend(self, ldap_backend):
-        return ldap_backend
+    def backend(self, directory_backend):
+        return directory_backend

@@ -2,9 +2,9 @@
 
 from ldap3 import MODIFY_ADD, MODIFY_DELETE, MODIFY_REPLACE
 
-from scim_core.backends.ldap.profiles import DS389, OPENLDAP
 from scim_core.backends.ldap.escape import dn_value, filter_value
 from scim_core.backends.ldap.mapping import UserMapping, generalized_to_iso
+from scim_core.backends.ldap.profiles import DS389, OPENLDAP
 
 ENTERPRISE = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"
 MAPPING = UserMapping(profile=OPENLDAP, users_base="ou=people,dc=example,dc=org")

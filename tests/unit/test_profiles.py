@@ -112,3 +112,76 @@ def test_ids():
     guid = bytes(range(16))
     assert ACTIVE_DIRECTORY.format_id(guid) == "03020100-0504-0706-0809-0a0b0c0d0e0f"
     assert ACTIVE_DIRECTORY.is_valid_id(ACTIVE_DIRECTORY.format_id(guid))
+
+
+# ---------------------------------------------------------------- Active Directory specifics
+
+
+def test_an_object_guid_reads_as_the_usual_text_and_filters_as_its_octets():
+    text = "7c3c4b2a-91f0-4a1e-8d4c-0123456789ab"
+    octets = ACTIVE_DIRECTORY.id_value(text)
+    assert isinstance(octets, bytes) and len(octets) == 16
+    # objectGUID is little-endian in its first three fields.
+    assert octets[:4] == bytes.fromhex("2a4b3c7c")
+    assert ACTIVE_DIRECTORY.format_id(octets) == text
+    assert ACTIVE_DIRECTORY.is_valid_id(text) and not ACTIVE_DIRECTORY.is_valid_id("x")
+
+
+def test_text_ids_stay_text():
+    assert OPENLDAP.id_value("abc") == "abc" and OPENLDAP.format_id("abc") == "abc"
+    assert DS389.is_valid_id("1e0b4c01-55f611ef-8a02d2b4-13a6f7c8")
+
+
+@pytest.mark.parametrize(
+    ("user_name", "expected_first"),
+    [
+        ("jdoe", "jdoe"),
+        ("jane.doe@example.com", "jane.doe"),
+        ("exactly-twenty-chars@x.org", "exactly-twenty-chars"),
+    ],
+)
+def test_the_account_name_is_the_local_part_when_it_fits(user_name, expected_first):
+    candidates = ACTIVE_DIRECTORY.account_names(user_name)
+    assert candidates[0] == expected_first
+    assert all(len(c) <= 20 for c in candidates)
+
+
+def test_a_long_account_name_is_shortened_the_same_way_every_time():
+    name = "a.very.long.local.part.indeed@example.com"
+    first = ACTIVE_DIRECTORY.account_names(name)
+    assert first == ACTIVE_DIRECTORY.account_names(name)
+    assert len(first) == 1 and len(first[0]) <= 20 and first[0].startswith("a.very.long.loc")
+    other = ACTIVE_DIRECTORY.account_names("a.very.long.local.part.other@example.com")
+    assert other != first  # the digest tells them apart
+
+
+def test_a_fitting_account_name_has_a_shortened_fallback():
+    candidates = ACTIVE_DIRECTORY.account_names("jdoe@example.com")
+    assert candidates[0] == "jdoe" and candidates[1].startswith("jdoe-") and len(candidates) == 2
+
+
+def test_an_ad_password_is_quoted_utf16le():
+    assert ACTIVE_DIRECTORY.password_value("Pä55") == '"Pä55"'.encode("utf-16-le")
+
+
+def test_a_new_ad_account_is_a_normal_account():
+    assert ACTIVE_DIRECTORY.initial_attributes(True) == {"userAccountControl": ["512"]}
+    assert ACTIVE_DIRECTORY.initial_attributes(False) == {"userAccountControl": ["514"]}
+
+
+def test_ad_groups_are_global_security_groups_without_a_placeholder():
+    extra = ACTIVE_DIRECTORY.group_extra("Sales & Co")
+    assert extra == {"sAMAccountName": ["Sales & Co"], "groupType": ["-2147483646"]}
+    assert not ACTIVE_DIRECTORY.group_needs_member and OPENLDAP.group_needs_member
+    assert OPENLDAP.group_extra("x") == {}
+
+
+def test_only_openldap_names_an_ordering_rule():
+    assert OPENLDAP.ordering_rule == "caseIgnoreOrderingMatch"
+    assert DS389.ordering_rule is None and ACTIVE_DIRECTORY.ordering_rule is None
+
+
+def test_the_schema_extension_is_offered_where_the_directory_can_load_it():
+    assert OPENLDAP.schema.external_id == DS389.schema.external_id == "scimExternalId"
+    assert ACTIVE_DIRECTORY.schema.external_id is None
+    assert ACTIVE_DIRECTORY.schema.pending is None

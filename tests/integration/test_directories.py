@@ -1,0 +1,285 @@
+"""The service over HTTP on each real directory (OpenLDAP, 389-DS, Samba AD), checked in the
+directory itself: binds, disables, passwords, renames, groups, deletes, pages, If-Match.
+
+Every request is also held to a bound far below the LDAP timeout: an answer the service did
+not expect must fail the operation at once, never after the timeout.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+import pytest
+from scim_http import Http, make_app
+
+ENTERPRISE = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"
+PATCH_OP = "urn:ietf:params:scim:api:messages:2.0:PatchOp"
+TOKEN = "directories-token"
+PASSWORD = "Initial-Pa55word!"
+NEW_PASSWORD = "Changed-Pa55word!"
+#: No request comes near the backend's 10 s operation timeout.
+QUICK = 5.0
+
+
+class TimedHttp(Http):
+    """:class:`Http` that fails a request which waited anywhere near the LDAP timeout, or
+    answered 400 for something the directory refused (a 5xx is its side, never the client's)."""
+
+    def __call__(self, method, path, json=None, token=..., **kwargs):
+        started = time.monotonic()
+        response = super().__call__(method, path, json=json, token=token, **kwargs)
+        elapsed = time.monotonic() - started
+        assert elapsed < QUICK, f"{method} {path} took {elapsed:.1f} s"
+        assert response.status_code != 500, response.get_data(as_text=True)
+        return response
+
+
+@pytest.fixture(scope="module")
+def app(directory_backend):
+    return make_app(directory_backend, TOKEN)
+
+
+@pytest.fixture
+def http(app) -> TimedHttp:
+    return TimedHttp(app.test_client(), TOKEN)
+
+
+def body_of(response) -> dict[str, Any]:
+    return response.get_json(force=True)
+
+
+def new_user(http, password=None, **extra) -> dict[str, Any]:
+    name = "dx" + uuid.uuid4().hex[:10]
+    body = {
+        "userName": f"{name}@example.org",
+        "name": {"givenName": "Dora", "familyName": "Rectory"},
+        "emails": [{"value": f"{name}@example.org", "type": "work", "primary": True}],
+        **extra,
+    }
+    if password:
+        body["password"] = password
+    response = http("POST", "/Users", json=body)
+    assert response.status_code == 201, body_of(response)
+    return body_of(response)
+
+
+def patch(http, path, *operations, **kwargs):
+    return http(
+        "PATCH", path, json={"schemas": [PATCH_OP], "Operations": list(operations)}, **kwargs
+    )
+
+
+def dn_of(backend, user) -> str:
+    entry = backend._user_entry(user["id"], ["1.1"])
+    assert entry is not None, user
+    return str(entry["dn"])
+
+
+def binds(directory, backend, user, password) -> bool:
+    """Whether the user can log in, by DN (and on AD by userPrincipalName, which must agree)."""
+    by_dn = directory.can_bind(dn_of(backend, user), password)
+    if directory.dialect == "ad":
+        assert directory.can_bind(user["userName"], password) == by_dn
+    return by_dn
+
+
+def test_create_with_password_binds_disable_enable_and_change(http, directory, directory_backend):
+    user = new_user(http, password=PASSWORD)
+    path = "/Users/" + user["id"]
+    assert user["active"] is True
+    assert binds(directory, directory_backend, user, PASSWORD)
+    for _ in range(2):  # a repeated disable is the same 200
+        response = patch(http, path, {"op": "Replace", "path": "active", "value": "False"})
+        assert response.status_code == 200, body_of(response)
+        assert body_of(response)["active"] is False
+        assert not binds(directory, directory_backend, user, PASSWORD)
+    listed = http("GET", "/Users", query_string={"filter": "active eq false", "count": "200"})
+    assert user["id"] in [r["id"] for r in body_of(listed)["Resources"]]
+    response = patch(http, path, {"op": "replace", "path": "active", "value": True})
+    assert response.status_code == 200 and body_of(response)["active"] is True
+    assert binds(directory, directory_backend, user, PASSWORD)
+    response = patch(http, path, {"op": "replace", "path": "password", "value": NEW_PASSWORD})
+    assert response.status_code == 200, body_of(response)
+    assert "password" not in body_of(response)
+    assert binds(directory, directory_backend, user, NEW_PASSWORD)
+    assert not binds(directory, directory_backend, user, PASSWORD)
+
+
+def test_a_disabled_user_stays_disabled_through_a_password_change(
+    http, directory, directory_backend
+):
+    user = new_user(http, password=PASSWORD, active=False)
+    assert user["active"] is False
+    assert not binds(directory, directory_backend, user, PASSWORD)
+    path = "/Users/" + user["id"]
+    response = patch(http, path, {"op": "replace", "path": "password", "value": NEW_PASSWORD})
+    assert response.status_code == 200 and body_of(response)["active"] is False
+    assert not binds(directory, directory_backend, user, NEW_PASSWORD)
+
+
+def test_a_refused_password_leaves_nothing_behind(http, directory):
+    name = "dr" + uuid.uuid4().hex[:10] + "@example.org"
+    body = {
+        "userName": name,
+        "name": {"givenName": "Roll", "familyName": "Back"},
+        "emails": [{"value": name}],
+        "password": "short",
+    }
+    response = http("POST", "/Users", json=body)
+    assert response.status_code == 400, body_of(response)
+    assert "short" not in response.get_data(as_text=True)
+    found = http("GET", "/Users", query_string={"filter": f'userName eq "{name}"'})
+    assert body_of(found)["totalResults"] == 0
+
+
+def test_rename_keeps_the_id_and_the_groups(http, directory):
+    user = new_user(http)
+    group = http("POST", "/Groups", json={"displayName": "dg" + uuid.uuid4().hex[:8]})
+    assert group.status_code == 201, body_of(group)
+    group_path = "/Groups/" + body_of(group)["id"]
+    added = patch(
+        http, group_path, {"op": "add", "path": "members", "value": [{"value": user["id"]}]}
+    )
+    assert added.status_code in (200, 204), body_of(added)
+    new_name = "dn" + uuid.uuid4().hex[:10] + "@example.org"
+    renamed = patch(
+        http, "/Users/" + user["id"], {"op": "replace", "path": "userName", "value": new_name}
+    )
+    assert renamed.status_code == 200, body_of(renamed)
+    assert body_of(renamed)["id"] == user["id"] and body_of(renamed)["userName"] == new_name
+    found = http("GET", "/Users", query_string={"filter": f'userName eq "{new_name}"'})
+    assert [r["id"] for r in body_of(found)["Resources"]] == [user["id"]]
+    members = body_of(http("GET", group_path))["members"]
+    assert [m["value"] for m in members] == [user["id"]]
+
+
+def test_groups_create_find_and_change_members_both_ways(http, directory):
+    first, second = new_user(http), new_user(http)
+    name = "dg" + uuid.uuid4().hex[:8]
+    created = http("POST", "/Groups", json={"displayName": name})
+    assert created.status_code == 201, body_of(created)
+    group = body_of(created)
+    assert group["displayName"] == name and not group.get("members")
+    assert http("POST", "/Groups", json={"displayName": name}).status_code == 409
+    path = "/Groups/" + group["id"]
+    found = http("GET", "/Groups", query_string={"filter": f'displayName eq "{name}"'})
+    assert [g["id"] for g in body_of(found)["Resources"]] == [group["id"]]
+    okta_add = {
+        "op": "add",
+        "path": "members",
+        "value": [{"value": first["id"]}, {"value": second["id"]}],
+    }
+    for _ in range(2):  # idempotent
+        assert patch(http, path, okta_add).status_code in (200, 204)
+    members = {m["value"] for m in body_of(http("GET", path))["members"]}
+    assert members == {first["id"], second["id"]}
+    entra_remove = {"op": "Remove", "path": "members", "value": [{"value": first["id"]}]}
+    okta_remove = {"op": "remove", "path": f'members[value eq "{second["id"]}"]'}
+    for _ in range(2):
+        assert patch(http, path, entra_remove).status_code in (200, 204)
+        assert patch(http, path, okta_remove).status_code in (200, 204)
+    assert not body_of(http("GET", path)).get("members")
+    unknown = patch(http, path, {"op": "add", "path": "members", "value": [{"value": "nobody"}]})
+    assert unknown.status_code == 400
+    assert http("PUT", path, json={"displayName": name}).status_code == 501
+    assert http("DELETE", path).status_code == 501
+
+
+def test_a_user_in_groups_can_be_deleted(http, directory):
+    user = new_user(http, password=PASSWORD)
+    group = body_of(http("POST", "/Groups", json={"displayName": "dd" + uuid.uuid4().hex[:8]}))
+    path = "/Groups/" + group["id"]
+    patch(http, path, {"op": "add", "path": "members", "value": [{"value": user["id"]}]})
+    assert [m["value"] for m in body_of(http("GET", path))["members"]] == [user["id"]]
+    assert http("DELETE", "/Users/" + user["id"]).status_code == 204
+    assert http("GET", "/Users/" + user["id"]).status_code == 404
+    assert not body_of(http("GET", path)).get("members")
+    assert http("DELETE", "/Users/" + user["id"]).status_code == 404
+
+
+def test_pages_are_sorted_and_complete_at_any_start(http, directory):
+    for _ in range(3):
+        new_user(http)
+    everyone = body_of(http("GET", "/Users", query_string={"count": "200"}))
+    total = everyone["totalResults"]
+    assert total >= 3
+    names = [r["userName"] for r in everyone["Resources"]]
+    assert names == sorted(names, key=str.lower)
+    walked: list[str] = []
+    for start in range(1, total + 1, 2):
+        page = body_of(http("GET", "/Users", query_string={"startIndex": str(start), "count": "2"}))
+        assert page["totalResults"] == total and page["startIndex"] == start
+        walked += [r["userName"] for r in page["Resources"]]
+    assert walked == names[:total]
+    past = body_of(http("GET", "/Users", query_string={"startIndex": str(total + 5), "count": "2"}))
+    assert past["Resources"] == [] and past["totalResults"] == total
+
+
+def test_a_stale_if_match_is_412_and_a_current_one_applies(http, directory):
+    user = new_user(http)
+    path = "/Users/" + user["id"]
+    stale = user["meta"]["version"]
+    changed = patch(http, path, {"op": "replace", "path": "title", "value": "First"})
+    assert changed.status_code == 200
+    current = changed.headers["ETag"]
+    assert current != stale
+    refused = patch(
+        http,
+        path,
+        {"op": "replace", "path": "title", "value": "Second"},
+        headers={"If-Match": stale},
+    )
+    assert refused.status_code == 412
+    assert body_of(http("GET", path))["title"] == "First"
+    applied = patch(
+        http,
+        path,
+        {"op": "replace", "path": "title", "value": "Second"},
+        headers={"If-Match": current},
+    )
+    assert applied.status_code == 200 and body_of(applied)["title"] == "Second"
+
+
+def test_two_writes_in_one_second_have_two_versions(http, directory):
+    user = new_user(http)
+    path = "/Users/" + user["id"]
+    versions = {user["meta"]["version"]}
+    for title in ("One", "Two", "Three"):
+        response = patch(http, path, {"op": "replace", "path": "title", "value": title})
+        versions.add(response.headers["ETag"])
+    assert len(versions) == 4
+
+
+def test_entries_made_by_the_directorys_own_tools_are_found_and_managed(
+    http, directory, directory_backend
+):
+    """alice is seeded by each directory's own tool (slapadd/ldapadd, dsidm or ldapadd,
+    samba-tool) with a password: found by userName, disabled and enabled over SCIM."""
+    name = body_of(http("GET", "/Users", query_string={"count": "200"}))["Resources"]
+    alice = next(r for r in name if r["userName"].split("@")[0].lower() == "alice")
+    found = http("GET", "/Users", query_string={"filter": f'userName eq "{alice["userName"]}"'})
+    assert [r["id"] for r in body_of(found)["Resources"]] == [alice["id"]]
+    password = directory.seed_passwords["alice"]
+    assert binds(directory, directory_backend, alice, password)
+    path = "/Users/" + alice["id"]
+    try:
+        assert (
+            patch(http, path, {"op": "replace", "path": "active", "value": False}).status_code
+            == 200
+        )
+        assert not binds(directory, directory_backend, alice, password)
+    finally:
+        assert (
+            patch(http, path, {"op": "replace", "path": "active", "value": True}).status_code == 200
+        )
+    assert binds(directory, directory_backend, alice, password)
+    groups = body_of(http("GET", "/Groups", query_string={"filter": 'displayName eq "developers"'}))
+    members = groups["Resources"][0]["members"]
+    assert alice["id"] in [m["value"] for m in members]
+
+
+def test_readiness_on_each_directory(app):
+    response = app.test_client().get("/readyz")
+    assert response.status_code == 200, response.get_data(as_text=True)
