@@ -7,14 +7,17 @@ SCIM_PORT ?= 8080
 
 .PHONY: run test bench soak lint typing clean system-deps venv docs release
 
-# Debian's slapd and ldap-utils, installed when missing (as root); otherwise say what to install.
+# The Debian packages of the three directories the tests run on (OpenLDAP, 389-DS, a Samba AD
+# DC), installed when one is missing (as root); otherwise say what to install.
+DEBIAN_PACKAGES := slapd ldap-utils 389-ds-base samba samba-ad-dc winbind krb5-user
 system-deps:
-	@if [ ! -x /usr/sbin/slapd ] || ! command -v slapadd >/dev/null || ! command -v ldapwhoami >/dev/null; then \
+	@if [ ! -x /usr/sbin/slapd ] || ! command -v ldapwhoami >/dev/null || [ ! -x /usr/sbin/ns-slapd ] \
+	    || ! command -v dscreate >/dev/null || [ ! -x /usr/sbin/samba ] || ! command -v samba-tool >/dev/null; then \
 	  if [ "$$(id -u)" -ne 0 ]; then \
-	    echo "slapd is missing: run 'sudo apt-get install slapd ldap-utils' and try again." >&2; exit 1; \
+	    echo "directories missing: run 'sudo apt-get install $(DEBIAN_PACKAGES)' and try again." >&2; exit 1; \
 	  fi; \
-	  echo "Installing Debian packages slapd and ldap-utils..." >&2; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends slapd ldap-utils >/dev/null; \
+	  echo "Installing Debian packages $(DEBIAN_PACKAGES)..." >&2; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(DEBIAN_PACKAGES) >/dev/null; \
 	fi
 
 $(BIN)/python:
@@ -24,8 +27,10 @@ $(BIN)/python:
 venv: $(BIN)/python
 	@$(BIN)/pip install --quiet -e '.[test]' tox
 
+# DIRECTORY=openldap (default), 389ds or ad.
+DIRECTORY ?= openldap
 run: system-deps venv
-	@SCIM_PORT=$(SCIM_PORT) $(BIN)/python examples/dev_server.py
+	@DIRECTORY=$(DIRECTORY) SCIM_PORT=$(SCIM_PORT) $(BIN)/python examples/dev_server.py
 
 test: system-deps venv
 	$(BIN)/tox -e lint,typing,py311,docs,release

@@ -183,6 +183,7 @@ def test_generalized_time():
 def test_escaping_functions():
     assert filter_value("*)(uid=*") == "\\2a\\29\\28uid=\\2a"
     assert filter_value("a\\b\x00") == "a\\5cb\\00"
+    assert filter_value(b"\x01a(") == "\\01\\61\\28"  # binary: every octet escaped
     assert dn_value('a,b+c"d\\e<f>g;h=i') == 'a\\,b\\+c\\"d\\\\e\\<f\\>g\\;h\\=i'
     assert dn_value("#lead") == "\\#lead"
     assert dn_value(" both ") == "\\ both\\ "

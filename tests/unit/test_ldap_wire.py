@@ -322,6 +322,14 @@ def test_attributes_are_keyed_as_the_request_spelled_them() -> None:
     assert got["attributes"] == {"entryUUID": ["1"], "other": ["2"]}
 
 
+def test_binary_attributes_stay_octets_even_when_they_look_like_text() -> None:
+    guid = b"abcdefghijklmnop"  # 16 octets that happen to be valid UTF-8
+    data = entry_message(4, b"CN=u,DC=x", [("objectGUID", [guid]), ("cn", [b"u"])])
+    _, _, start, end = parse_message(data)
+    got = parse_entry(data, start, end, {}, frozenset({"objectguid"}))
+    assert got["attributes"] == {"objectGUID": [guid], "cn": ["u"]}
+
+
 @pytest.mark.parametrize(
     ("code", "dn", "text", "referrals"),
     [
