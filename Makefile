@@ -9,10 +9,10 @@ SCIM_PORT ?= 8080
 
 # The Debian packages of the three directories the tests run on (OpenLDAP, 389-DS, a Samba AD
 # DC), installed when one is missing (as root); otherwise say what to install.
-DEBIAN_PACKAGES := slapd ldap-utils 389-ds-base samba samba-ad-dc winbind krb5-user
+DEBIAN_PACKAGES := slapd ldap-utils 389-ds-base samba samba-ad-dc samba-ad-provision
 system-deps:
 	@if [ ! -x /usr/sbin/slapd ] || ! command -v ldapwhoami >/dev/null || [ ! -x /usr/sbin/ns-slapd ] \
-	    || ! command -v dscreate >/dev/null || [ ! -x /usr/sbin/samba ] || ! command -v samba-tool >/dev/null; then \
+	    || ! command -v dscreate >/dev/null || [ ! -x /usr/sbin/samba ] || [ ! -d /usr/share/samba/setup ]; then \
 	  if [ "$$(id -u)" -ne 0 ]; then \
 	    echo "directories missing: run 'sudo apt-get install $(DEBIAN_PACKAGES)' and try again." >&2; exit 1; \
 	  fi; \

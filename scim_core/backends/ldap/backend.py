@@ -932,7 +932,9 @@ class LdapBackend:
                         error = retry_error
                 if error.result == NO_SUCH_OBJECT:
                     return False
-                if error.result not in (NO_SUCH_ATTRIBUTE, VALUE_EXISTS):
+                # Someone else changed the same values: check again. Samba answers an add of
+                # a present member with entryAlreadyExists rather than attributeOrValueExists.
+                if error.result not in (NO_SUCH_ATTRIBUTE, VALUE_EXISTS, ALREADY_EXISTS):
                     raise scim_error(error, "the membership change") from None
         raise DirectoryUnavailable("Membership is changing concurrently; retry.", retry_after=1)
 
