@@ -534,3 +534,25 @@ def test_a_rename_or_a_password_reads_the_entry_again(
     assert "(objectClass=*)" in counted
     assert changed == ldap_backend.get_user(created["id"])  # the version after the password
     ldap_backend.delete_user(created["id"])
+
+
+def test_a_real_samba_dc_refusing_a_critical_control_fails_at_once(samba_dc) -> None:
+    """Samba answers a modify with a critical control it lacks (here the RFC 4528 assertion)
+    with an ExtendedResponse; the wire path turns it into the result at once."""
+    factory = ConnectionFactory(settings_for(samba_dc, timeout=30))
+    try:
+        connection = factory.current()
+        assert not factory.capabilities().assertion  # so the service never sends it
+        dn = f"CN=alice,{samba_dc.users_base}"
+        started = time.monotonic()
+        with pytest.raises(LDAPOperationResult) as raised:
+            wire.modify(
+                connection,
+                dn,
+                {"title": [(MODIFY_REPLACE, ["x"])]},
+                [assertion("(objectClass=*)")],
+            )
+        assert raised.value.result == 12
+        assert time.monotonic() - started < 5
+    finally:
+        factory.close()
