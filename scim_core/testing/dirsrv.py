@@ -69,7 +69,6 @@ import secrets
 import shutil
 import signal
 import socket
-import ssl
 import subprocess
 import sys
 import tempfile
@@ -80,6 +79,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import FrameType, MappingProxyType, TracebackType
 
+from scim_core.testing._bind import answers, simple_bind
 from scim_core.testing.slapd import find_free_port
 
 __all__ = [
@@ -165,7 +165,6 @@ _OWNED_ENTRIES = (
 )
 _UNIX_PATH_MAX = 107
 # An anonymous simple BindRequest, message id 1 (RFC 4511 §4.2), BER-encoded.
-_ANONYMOUS_BIND = bytes.fromhex("300c020101600702010304008000")
 
 #: The user made with ``dsidm`` on the first start: (uid, cn, displayName, mail). dsidm's users
 #: are nsPerson/nsAccount/nsOrgPerson/posixAccount, which allow neither givenName nor sn.
@@ -350,85 +349,6 @@ def _config_value(entries: Sequence[_Entry], dn: str, attribute: str) -> str | N
                 if name == attribute.lower():
                     return line.partition(":")[2].strip()
     return None
-
-
-# -- LDAP on the wire (bind only) ------------------------------------------------------------
-
-
-def _ber(tag: int, value: bytes) -> bytes:
-    """Encode one BER element (definite length)."""
-    if len(value) < 0x80:
-        return bytes([tag, len(value)]) + value
-    size = (len(value).bit_length() + 7) // 8
-    return bytes([tag, 0x80 | size]) + len(value).to_bytes(size, "big") + value
-
-
-def _ber_header(data: bytes, pos: int) -> tuple[int, int, int]:
-    """Decode the BER header at ``pos``: return (tag, start of value, end of value)."""
-    tag = data[pos]
-    length = data[pos + 1]
-    pos += 2
-    if length & 0x80:
-        size = length & 0x7F
-        length = int.from_bytes(data[pos : pos + size], "big")
-        pos += size
-    if pos + length > len(data):
-        raise ValueError("truncated BER element")
-    return tag, pos, pos + length
-
-
-def _simple_bind(port: int, ca_file: Path, name: str, password: str, timeout: float) -> int:
-    """Send one simple BindRequest over LDAPS to ``localhost:port`` (certificate verified with
-    ``ca_file`` for ``localhost``) and return the BindResponse's resultCode.
-
-    :raises OSError: when the connection or the TLS handshake fails or the answer is cut short.
-    :raises ValueError: when the answer is not a BindResponse.
-    """
-    request = _ber(0x02, b"\x03") + _ber(0x04, name.encode()) + _ber(0x80, password.encode())
-    message = _ber(0x30, _ber(0x02, b"\x01") + _ber(0x60, request))
-    context = ssl.create_default_context(cafile=str(ca_file))
-    with (
-        socket.create_connection((_TLS_HOST, port), timeout=timeout) as raw,
-        context.wrap_socket(raw, server_hostname=_TLS_HOST) as sock,
-    ):
-        sock.sendall(message)
-        data = b""
-        while True:
-            try:
-                _, _, end = _ber_header(data, 0)
-                if end <= len(data):
-                    break
-            except (IndexError, ValueError):
-                pass
-            chunk = sock.recv(4096)
-            if not chunk:
-                raise ConnectionError("the server closed the connection before answering")
-            data += chunk
-    try:
-        tag, pos, _ = _ber_header(data, 0)  # LDAPMessage SEQUENCE
-        _, _, pos = _ber_header(data, pos)  # messageID INTEGER
-        op, pos, _ = _ber_header(data, pos)  # [APPLICATION 1] BindResponse
-        code_tag, start, end = _ber_header(data, pos)  # resultCode ENUMERATED
-    except IndexError:
-        raise ValueError("truncated LDAP message") from None
-    if tag != 0x30 or op != 0x61 or code_tag != 0x0A:
-        raise ValueError(f"not a BindResponse: {data[:32].hex()}")
-    return int.from_bytes(data[start:end], "big")
-
-
-def _answers_ldap(port: int, timeout: float) -> bool:
-    """Whether an LDAP server on ``127.0.0.1:port`` accepts an anonymous bind."""
-    try:
-        with socket.create_connection((_LISTEN_HOST, port), timeout=timeout) as sock:
-            sock.sendall(_ANONYMOUS_BIND)
-            data = sock.recv(256)
-        tag, pos, _ = _ber_header(data, 0)
-        _, _, pos = _ber_header(data, pos)
-        op, pos, _ = _ber_header(data, pos)
-        code_tag, start, _ = _ber_header(data, pos)
-    except (OSError, IndexError, ValueError):
-        return False
-    return tag == 0x30 and op == 0x61 and code_tag == 0x0A and data[start] == 0
 
 
 @atexit.register
@@ -634,7 +554,7 @@ class DirsrvInstance:
         if not password:
             return False
         try:
-            return _simple_bind(self.tls_port, self.ca_file, dn, password, timeout=10) == 0
+            return simple_bind(_TLS_HOST, self.tls_port, dn, password, ca_file=self.ca_file) == 0
         except (OSError, ValueError) as error:
             raise DirsrvError(f"cannot bind on {self.url}: {error}") from error
 
@@ -1264,12 +1184,8 @@ class DirsrvInstance:
 
     def _answers(self) -> bool:
         """Whether both listeners answer an anonymous bind (LDAPS verified with our CA)."""
-        try:
-            if _simple_bind(self.tls_port, self.ca_file, "", "", timeout=0.5) != 0:
-                return False
-        except (OSError, ValueError):
-            return False
-        return _answers_ldap(self.port, timeout=0.5)
+        secure = answers(_TLS_HOST, self.tls_port, ca_file=self.ca_file, timeout=0.5)
+        return secure and answers(_LISTEN_HOST, self.port, timeout=0.5)
 
 
 def _group_name(gid: int) -> str:

@@ -51,7 +51,6 @@ import re
 import shutil
 import signal
 import socket
-import ssl
 import subprocess
 import sys
 import tempfile
@@ -62,6 +61,7 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 from types import FrameType, MappingProxyType, TracebackType
 
+from scim_core.testing._bind import answers, simple_bind
 from scim_core.testing.slapd import make_tls_files
 
 __all__ = [
@@ -171,77 +171,6 @@ def _port_taken(host: str, port: int) -> bool:
         except OSError as error:
             return error.errno == errno.EADDRINUSE
     return False
-
-
-def _ber(tag: int, value: bytes) -> bytes:
-    """Encode one BER element (definite length)."""
-    if len(value) < 0x80:
-        return bytes([tag, len(value)]) + value
-    size = (len(value).bit_length() + 7) // 8
-    return bytes([tag, 0x80 | size]) + len(value).to_bytes(size, "big") + value
-
-
-def _ber_header(data: bytes, pos: int) -> tuple[int, int, int]:
-    """Decode the BER header at ``pos``: return (tag, start of value, end of value)."""
-    tag = data[pos]
-    length = data[pos + 1]
-    pos += 2
-    if length & 0x80:
-        size = length & 0x7F
-        length = int.from_bytes(data[pos : pos + size], "big")
-        pos += size
-    if pos + length > len(data):
-        raise ValueError("truncated BER element")
-    return tag, pos, pos + length
-
-
-def _simple_bind(host: str, ca_file: Path, name: str, password: str, timeout: float) -> int:
-    """Send one simple BindRequest over LDAPS to ``host:636`` (certificate verified with
-    ``ca_file`` for ``host``) and return the BindResponse's resultCode.
-
-    :raises OSError: when the connection or the TLS handshake fails or the answer is cut short.
-    :raises ValueError: when the answer is not a BindResponse.
-    """
-    # RFC 4511 §4.2: BindRequest ::= [APPLICATION 0] { version, name, simple [0] password }
-    request = _ber(0x02, b"\x03") + _ber(0x04, name.encode()) + _ber(0x80, password.encode())
-    message = _ber(0x30, _ber(0x02, b"\x01") + _ber(0x60, request))
-    context = ssl.create_default_context(cafile=str(ca_file))
-    with (
-        socket.create_connection((host, _LDAPS_PORT), timeout=timeout) as raw,
-        context.wrap_socket(raw, server_hostname=host) as sock,
-    ):
-        sock.sendall(message)
-        data = b""
-        while True:
-            try:
-                _, _, end = _ber_header(data, 0)
-                if end <= len(data):
-                    break
-            except (IndexError, ValueError):
-                pass
-            chunk = sock.recv(4096)
-            if not chunk:
-                raise ConnectionError("the server closed the connection before answering")
-            data += chunk
-    try:
-        tag, pos, _ = _ber_header(data, 0)  # LDAPMessage SEQUENCE
-        _, _, pos = _ber_header(data, pos)  # messageID INTEGER
-        op, pos, _ = _ber_header(data, pos)  # [APPLICATION 1] BindResponse
-        code_tag, start, end = _ber_header(data, pos)  # resultCode ENUMERATED
-    except IndexError:
-        raise ValueError("truncated LDAP message") from None
-    if tag != 0x30 or op != 0x61 or code_tag != 0x0A:
-        raise ValueError(f"not a BindResponse: {data[:32].hex()}")
-    return int.from_bytes(data[start:end], "big")
-
-
-def _answers_ldaps(host: str, ca_file: Path, timeout: float) -> bool:
-    """Whether an LDAPS server on ``host:636`` whose certificate ``ca_file`` verifies for
-    ``host`` accepts an anonymous bind."""
-    try:
-        return _simple_bind(host, ca_file, "", "", timeout) == 0
-    except (OSError, ValueError):
-        return False
 
 
 def _process_group_members(pgid: int) -> list[int]:
@@ -418,7 +347,7 @@ class SambaDcInstance:
         if not password:
             return False
         try:
-            return _simple_bind(self._host, self.ca_file, name, password, timeout=10) == 0
+            return simple_bind(self._host, _LDAPS_PORT, name, password, ca_file=self.ca_file) == 0
         except (OSError, ValueError) as error:
             raise SambaError(f"cannot bind on {self.url}: {error}") from error
 
@@ -781,7 +710,7 @@ class SambaDcInstance:
                     f"{_exit_hint(tail)}; log {self.log_file}:\n{tail}"
                 )
             # The CA is this folder's own: an answer verified with it is this DC's.
-            if _answers_ldaps(self._host, self.ca_file, timeout=0.5):
+            if answers(self._host, _LDAPS_PORT, ca_file=self.ca_file, timeout=0.5):
                 return
             if time.monotonic() > deadline:
                 self.stop()

@@ -53,6 +53,8 @@ from ipaddress import ip_address
 from pathlib import Path
 from types import FrameType, MappingProxyType, TracebackType
 
+from scim_core.testing._bind import answers
+
 __all__ = [
     "ADMIN_PASSWORD",
     "BASE_DN",
@@ -106,8 +108,6 @@ _TLS_DAYS = 365
 _START_TIMEOUT = 15.0
 _STOP_TIMEOUT = 10.0
 _SEEDED_MARKER = ".seeded"
-# An anonymous simple BindRequest, message id 1 (RFC 4511 §4.2), BER-encoded.
-_ANONYMOUS_BIND = bytes.fromhex("300c020101600702010304008000")
 
 # Strong references: a running instance is never garbage-collected with its slapd left behind.
 _running: set[SlapdInstance] = set()
@@ -285,43 +285,6 @@ def _examples_dir() -> Path:
     raise SlapdError(
         "examples/slapd/scim.schema not found; run from the repository root or pass examples_dir="
     )
-
-
-def _ber_element(data: bytes, pos: int) -> tuple[int, int, int]:
-    """Decode the BER header at ``pos``: return (tag, start of value, end of value)."""
-    tag = data[pos]
-    length = data[pos + 1]
-    pos += 2
-    if length & 0x80:
-        size = length & 0x7F
-        length = int.from_bytes(data[pos : pos + size], "big")
-        pos += size
-    if pos + length > len(data):
-        raise ValueError("truncated BER element")
-    return tag, pos, pos + length
-
-
-def _answers_ldap(port: int, timeout: float = 1.0) -> bool:
-    """Return True when an LDAP server on ``127.0.0.1:port`` accepts an anonymous bind."""
-    try:
-        with socket.create_connection((_HOST, port), timeout=timeout) as sock:
-            sock.sendall(_ANONYMOUS_BIND)
-            data = b""
-            while len(data) < 14:
-                chunk = sock.recv(256)
-                if not chunk:
-                    break
-                data += chunk
-    except OSError:
-        return False
-    try:
-        tag, pos, _ = _ber_element(data, 0)  # LDAPMessage SEQUENCE
-        _, _, pos = _ber_element(data, pos)  # messageID INTEGER
-        op, pos, _ = _ber_element(data, pos)  # [APPLICATION 1] BindResponse
-        code_tag, code_start, _ = _ber_element(data, pos)  # resultCode ENUMERATED
-    except (IndexError, ValueError):
-        return False
-    return tag == 0x30 and op == 0x61 and code_tag == 0x0A and data[code_start] == 0
 
 
 def _tail(path: Path, lines: int = 40) -> str:
@@ -760,7 +723,7 @@ class SlapdInstance:
                 )
             # slapd writes its pid file only after binding the port: a server answering before
             # that is someone else's (a port race with a parallel session), not ours.
-            if self._pid_file_holds(proc.pid) and _answers_ldap(self._port, timeout=0.25):
+            if self._pid_file_holds(proc.pid) and answers(_HOST, self._port, timeout=0.25):
                 return
             if time.monotonic() > deadline:
                 self.kill()
