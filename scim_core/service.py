@@ -421,7 +421,7 @@ class ScimService:
             patched, changed = apply_patch(current, operations, "User")
             if not changed:
                 return None
-            desired = validate_user(patched)
+            desired = validate_user(patched, before=current)
             password = desired.pop("password", None)
             if desired.get("userName") != current.get("userName"):
                 desired["userName"] = self.normalize(desired["userName"])

@@ -173,16 +173,25 @@ def _load(schema: Schema, resource: dict[str, Any], kind: str) -> dict[str, Any]
     return schema.dump(loaded)  # type: ignore[no-any-return]
 
 
-def validate_user(resource: dict[str, Any], *, complete: bool = True) -> dict[str, Any]:
+def validate_user(
+    resource: dict[str, Any], *, complete: bool = True, before: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """Check a canonical User's types; with ``complete``, every required attribute too.
 
     Required (the specification, §2): userName, name.givenName, name.familyName and one email.
 
+    :param before: the stored user a PATCH starts from: a required attribute it already
+        lacked (an entry another tool made, e.g. 389-DS's ``dsidm`` users have no surname)
+        is not demanded; one the PATCH removes is.
     :raises InvalidValue: naming every missing or malformed attribute at once.
     """
     checked = _load(_USER, resource, "User")
     if complete:
-        missing = [name for name, path in _REQUIRED_USER if not _present(checked, path)]
+        missing = [
+            name
+            for name, path in _REQUIRED_USER
+            if not _present(checked, path) and (before is None or _present(before, path))
+        ]
         if missing:
             raise InvalidValue("Missing required attributes: " + ", ".join(missing) + ".")
     return checked

@@ -21,15 +21,18 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def _listening(url: str) -> bool:
-    host, port = url.removeprefix("ldap://").rstrip("/").rsplit(":", 1)
+    host, port = url.split("://", 1)[-1].rstrip("/").rsplit(":", 1)
     with socket.socket() as probe:
         probe.settimeout(1)
         return probe.connect_ex((host, int(port))) == 0
 
 
-def test_make_run_serves_a_seeded_directory_and_stops_cleanly() -> None:
+# The Samba DC of `make run DIRECTORY=ad` takes 127.0.0.1's ports 389/636, which the test
+# session's own DC holds; the AD launcher is tested in test_samba_launcher.py.
+@pytest.mark.parametrize("directory", ["openldap", "389ds"])
+def test_make_run_serves_a_seeded_directory_and_stops_cleanly(directory: str) -> None:
     port = find_free_port()
-    environment = dict(os.environ, SCIM_PORT=str(port), SCIM_DEV_TOKEN=TOKEN)
+    environment = dict(os.environ, SCIM_PORT=str(port), SCIM_DEV_TOKEN=TOKEN, DIRECTORY=directory)
     process = subprocess.Popen(
         [sys.executable, "examples/dev_server.py"],
         cwd=REPO,
@@ -56,7 +59,8 @@ def test_make_run_serves_a_seeded_directory_and_stops_cleanly() -> None:
         )
         seeded = served.call("GET", "/Users?filter=userName%20eq%20%22alice%22")
         assert seeded.status == 200 and seeded.body["totalResults"] == 1, seeded.describe()
-        created = served.call("POST", "/Users", user_body("dev-server-user", "Dev-Pa55-word"))
+        assert printed["DIRECTORY"] == directory
+        created = served.call("POST", "/Users", user_body("dev-server-user", "Xq7-Lm9-Rt2z"))
         assert created.status == 201, created.describe()
         assert served.call("GET", "/Users", token=None).status == 401
         assert _listening(printed["LDAP_URL"])
@@ -65,5 +69,5 @@ def test_make_run_serves_a_seeded_directory_and_stops_cleanly() -> None:
         code = process.wait(timeout=30)
         process.stdout.close()  # type: ignore[union-attr]
     assert code == 0
-    assert not _listening(printed["LDAP_URL"]), "slapd outlived make run"
+    assert not _listening(printed["LDAP_URL"]), "the directory outlived make run"
     assert not _listening(f"ldap://127.0.0.1:{port}"), "gunicorn outlived make run"

@@ -255,29 +255,30 @@ def test_two_writes_in_one_second_have_two_versions(http, directory):
 def test_entries_made_by_the_directorys_own_tools_are_found_and_managed(
     http, directory, directory_backend
 ):
-    """alice is seeded by each directory's own tool (slapadd/ldapadd, dsidm or ldapadd,
-    samba-tool) with a password: found by userName, disabled and enabled over SCIM."""
-    name = body_of(http("GET", "/Users", query_string={"count": "200"}))["Resources"]
-    alice = next(r for r in name if r["userName"].split("@")[0].lower() == "alice")
-    found = http("GET", "/Users", query_string={"filter": f'userName eq "{alice["userName"]}"'})
-    assert [r["id"] for r in body_of(found)["Resources"]] == [alice["id"]]
-    password = directory.seed_passwords["alice"]
-    assert binds(directory, directory_backend, alice, password)
-    path = "/Users/" + alice["id"]
-    try:
-        assert (
-            patch(http, path, {"op": "replace", "path": "active", "value": False}).status_code
-            == 200
-        )
-        assert not binds(directory, directory_backend, alice, password)
-    finally:
-        assert (
-            patch(http, path, {"op": "replace", "path": "active", "value": True}).status_code == 200
-        )
-    assert binds(directory, directory_backend, alice, password)
+    """Seeded users with passwords, made by each directory's own tool (OpenLDAP: ldapadd;
+    389-DS: carol by dsidm, an nsPerson; AD: samba-tool): found by userName, disabled and
+    enabled over SCIM; alice is in the seeded group developers."""
+    everyone = body_of(http("GET", "/Users", query_string={"count": "200"}))["Resources"]
+    by_name = {r["userName"].split("@")[0].lower(): r for r in everyone}
+    for name in ("carol", "alice") if "carol" in directory.seed_passwords else ("alice",):
+        user = by_name[name]
+        query = {"filter": f'userName eq "{user["userName"]}"'}
+        found = http("GET", "/Users", query_string=query)
+        assert [r["id"] for r in body_of(found)["Resources"]] == [user["id"]]
+        password = directory.seed_passwords[name]
+        assert binds(directory, directory_backend, user, password)
+        path = "/Users/" + user["id"]
+        off = {"op": "replace", "path": "active", "value": False}
+        on = {"op": "replace", "path": "active", "value": True}
+        try:
+            assert patch(http, path, off).status_code == 200
+            assert not binds(directory, directory_backend, user, password)
+        finally:
+            assert patch(http, path, on).status_code == 200
+        assert binds(directory, directory_backend, user, password)
     groups = body_of(http("GET", "/Groups", query_string={"filter": 'displayName eq "developers"'}))
     members = groups["Resources"][0]["members"]
-    assert alice["id"] in [m["value"] for m in members]
+    assert by_name["alice"]["id"] in [m["value"] for m in members]
 
 
 def test_readiness_on_each_directory(app):
