@@ -155,7 +155,7 @@ def test_rename_keeps_the_id_and_the_groups(http, directory):
     assert [m["value"] for m in members] == [user["id"]]
 
 
-def test_groups_create_find_and_change_members_both_ways(http, directory):
+def test_groups_create_find_and_change_members_both_ways(http, directory, directory_backend):
     first, second = new_user(http), new_user(http)
     name = "dg" + uuid.uuid4().hex[:8]
     created = http("POST", "/Groups", json={"displayName": name})
@@ -163,6 +163,11 @@ def test_groups_create_find_and_change_members_both_ways(http, directory):
     group = body_of(created)
     assert group["displayName"] == name and not group.get("members")
     assert http("POST", "/Groups", json={"displayName": name}).status_code == 409
+    if directory.dialect == "ad":  # a global security group, as AD's own tools make
+        entry = directory_backend._search(
+            directory_backend.group_dn(name), "(objectClass=group)", ["groupType"], scope="BASE"
+        )[0][0]
+        assert entry["attributes"]["groupType"] == ["-2147483646"]
     path = "/Groups/" + group["id"]
     found = http("GET", "/Groups", query_string={"filter": f'displayName eq "{name}"'})
     assert [g["id"] for g in body_of(found)["Resources"]] == [group["id"]]
