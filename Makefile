@@ -51,6 +51,12 @@ bench: system-deps venv
 bench-smoke: system-deps venv
 	$(BIN)/python -m bench --smoke --output $${TMPDIR:-/tmp}/scim-bench-smoke
 
+# The service per directory (OpenLDAP, 389-DS, Samba AD, one after the other): filtered-GET
+# throughput and the read of a 10,000-member group; bench/results/directories.{json,md}.
+.PHONY: bench-directories
+bench-directories: system-deps venv
+	$(BIN)/python -m bench.directories
+
 # The Sphinx site in docs/_build/html (warnings are errors).
 docs: venv
 	$(BIN)/tox -e docs

@@ -80,3 +80,18 @@ def test_bench_smoke_run_covers_every_scenario(tmp_path):
     check = results["wrk_check"]
     if check["ran"]:
         assert check["ok"], check
+
+
+def test_the_per_directory_bench_runs_end_to_end(tmp_path):
+    """``python -m bench.directories --smoke`` on OpenLDAP and 389-DS (the Samba DC of the full
+    run takes 127.0.0.1's fixed ports, which this test session's own DC holds)."""
+    command = [sys.executable, "-m", "bench.directories", "--smoke"]
+    command += ["--directories", "openldap,389ds", "--output", str(tmp_path)]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr[-4000:]}"
+    results = json.loads((tmp_path / "directories.json").read_text(encoding="utf-8"))
+    assert set(results["directories"]) == {"openldap", "389ds"}
+    for name, measured in results["directories"].items():
+        assert measured["ok"] and not measured["problems"], (name, measured["problems"])
+        assert measured["filter"]["rps"] > 0 and measured["filter"]["errors"] == 0, name
+        assert measured["group"]["members"] == 50 and measured["group"]["wrong_answers"] == 0, name
