@@ -67,19 +67,16 @@ import pwd
 import re
 import secrets
 import shutil
-import signal
 import socket
 import subprocess
-import sys
 import tempfile
-import threading
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from types import FrameType, MappingProxyType, TracebackType
+from types import MappingProxyType
 
-from scim_core.testing._bind import answers, simple_bind
+from scim_core.testing._common import Launcher, answers, serve_in_foreground, simple_bind, tail
 from scim_core.testing.slapd import find_free_port
 
 __all__ = [
@@ -217,15 +214,6 @@ def _examples_dir() -> Path:
     raise DirsrvError("examples/389ds not found; run from the repository root")
 
 
-def _tail(path: Path, lines: int = 40) -> str:
-    """Return the last ``lines`` lines of a log file, or a note that it is empty."""
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return "(no log)"
-    return "\n".join(text.splitlines()[-lines:]) or "(empty log)"
-
-
 def scim_schema_ldif(schema_file: Path | str) -> str:
     """Translate an OpenLDAP ``.schema`` file into a 389-DS schema LDIF file.
 
@@ -358,7 +346,7 @@ def _stop_leftovers() -> None:
         instance.stop()
 
 
-class DirsrvInstance:
+class DirsrvInstance(Launcher):
     """One throwaway 389 Directory Server instance (``ns-slapd``) living in a folder.
 
     The service's profile for it is :attr:`dialect`; the seeded users' passwords are in
@@ -559,21 +547,6 @@ class DirsrvInstance:
             raise DirsrvError(f"cannot bind on {self.url}: {error}") from error
 
     # -- life cycle -------------------------------------------------------------------------
-
-    def __enter__(self) -> DirsrvInstance:
-        try:
-            return self.start()
-        except BaseException:
-            self.close()
-            raise
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         state = f"pid={self.pid}" if self.running else "stopped"
@@ -1168,7 +1141,7 @@ class DirsrvInstance:
                 _running.discard(self)
                 raise DirsrvError(
                     f"ns-slapd exited with status {proc.returncode} on {self.url}; "
-                    f"log {self.log_file}:\n{_tail(self.log_file)}"
+                    f"log {self.log_file}:\n{tail(self.log_file)}"
                 )
             # The CA is this folder's own: a server whose certificate it verifies is ours.
             if self._answers():
@@ -1178,7 +1151,7 @@ class DirsrvInstance:
                 self.stop(timeout=5)
                 raise DirsrvError(
                     f"ns-slapd did not answer on {self.url} within {_START_TIMEOUT:.0f} s; "
-                    f"log {self.log_file}:\n{_tail(self.log_file)}"
+                    f"log {self.log_file}:\n{tail(self.log_file)}"
                 )
             time.sleep(0.02)
 
@@ -1223,36 +1196,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
-    stopping = threading.Event()
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        stopping.set()
-
-    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     instance = DirsrvInstance(args.directory, seed=args.seed, name=args.name)
-    try:
-        instance.start()
-        for name, value in instance.environment().items():
-            print(f"{name}={value}", flush=True)
-        while not stopping.wait(0.2):
-            if not instance.running:
-                print(
-                    f"ns-slapd died; log {instance.log_file}:\n{_tail(instance.log_file)}",
-                    file=sys.stderr,
-                    flush=True,
-                )
-                return 1
-    except DirsrvError as error:
-        print(f"error: {error}", file=sys.stderr, flush=True)
-        return 1
-    finally:
-        if args.directory is None:
-            instance.close()
-        else:
-            instance.stop()
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-    return 0
+    return serve_in_foreground(instance, DirsrvError, "ns-slapd")
 
 
 if __name__ == "__main__":

@@ -52,16 +52,14 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
-import threading
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
-from types import FrameType, MappingProxyType, TracebackType
+from types import MappingProxyType
 
-from scim_core.testing._bind import answers, simple_bind
+from scim_core.testing._common import Launcher, answers, serve_in_foreground, simple_bind, tail
 from scim_core.testing.slapd import make_tls_files
 
 __all__ = [
@@ -134,15 +132,6 @@ def _find_binary(name: str) -> str:
     raise SambaNotFoundError(f"{name} not found: {_INSTALL_HINT}")
 
 
-def _tail(path: Path, lines: int = 40) -> str:
-    """Return the last ``lines`` lines of a log file, or a note that it is empty."""
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return "(no log)"
-    return "\n".join(text.splitlines()[-lines:]) or "(empty log)"
-
-
 def _interface_addresses() -> set[str] | None:
     """The IPv4 addresses on this machine's interfaces (``ip -o -4 addr``); None without ``ip``."""
     tool = shutil.which("ip") or next(
@@ -204,7 +193,7 @@ def _stop_leftovers() -> None:
         instance._release_address()
 
 
-class SambaDcInstance:
+class SambaDcInstance(Launcher):
     """One throwaway Samba AD domain controller with its configuration and data in a folder.
 
     The service's profile for it is :attr:`dialect`; the seeded users' passwords are in
@@ -352,21 +341,6 @@ class SambaDcInstance:
             raise SambaError(f"cannot bind on {self.url}: {error}") from error
 
     # -- life cycle -------------------------------------------------------------------------
-
-    def __enter__(self) -> SambaDcInstance:
-        try:
-            return self.start()
-        except BaseException:
-            self.close()
-            raise
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         state = f"pid={self.pid}" if self.running else "stopped"
@@ -704,10 +678,10 @@ class SambaDcInstance:
         while True:
             if proc.poll() is not None:
                 self.stop()
-                tail = _tail(self.log_file)
+                last_lines = tail(self.log_file)
                 raise SambaError(
                     f"samba exited with status {proc.returncode} on {self._host}"
-                    f"{_exit_hint(tail)}; log {self.log_file}:\n{tail}"
+                    f"{_exit_hint(last_lines)}; log {self.log_file}:\n{last_lines}"
                 )
             # The CA is this folder's own: an answer verified with it is this DC's.
             if answers(self._host, _LDAPS_PORT, ca_file=self.ca_file, timeout=0.5):
@@ -716,7 +690,7 @@ class SambaDcInstance:
                 self.stop()
                 raise SambaError(
                     f"samba did not answer on {self.url} within {_START_TIMEOUT:.0f} s; "
-                    f"log {self.log_file}:\n{_tail(self.log_file)}"
+                    f"log {self.log_file}:\n{tail(self.log_file)}"
                 )
             time.sleep(0.05)
 
@@ -769,33 +743,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
-    stopping = threading.Event()
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        stopping.set()
-
-    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     instance = SambaDcInstance(args.directory, seed=args.seed, host=args.host)
-    try:
-        instance.start()
-        for name, value in instance.environment().items():
-            print(f"{name}={value}", flush=True)
-        while not stopping.wait(0.2):
-            if not instance.running:
-                print(
-                    f"samba died; log {instance.log_file}:\n{_tail(instance.log_file)}",
-                    file=sys.stderr,
-                    flush=True,
-                )
-                return 1
-    except SambaError as error:
-        print(f"error: {error}", file=sys.stderr, flush=True)
-        return 1
-    finally:
-        instance.close()
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-    return 0
+    return serve_in_foreground(instance, SambaError, "samba")
 
 
 if __name__ == "__main__":

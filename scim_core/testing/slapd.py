@@ -40,20 +40,17 @@ import hashlib
 import os
 import random
 import shutil
-import signal
 import socket
 import subprocess
-import sys
 import tempfile
-import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from ipaddress import ip_address
 from pathlib import Path
-from types import FrameType, MappingProxyType, TracebackType
+from types import MappingProxyType
 
-from scim_core.testing._bind import answers
+from scim_core.testing._common import Launcher, answers, serve_in_foreground, tail
 
 __all__ = [
     "ADMIN_PASSWORD",
@@ -287,15 +284,6 @@ def _examples_dir() -> Path:
     )
 
 
-def _tail(path: Path, lines: int = 40) -> str:
-    """Return the last ``lines`` lines of a log file, or a note that it is empty."""
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return "(no log)"
-    return "\n".join(text.splitlines()[-lines:]) or "(empty log)"
-
-
 @atexit.register
 def _stop_leftovers() -> None:
     """Stop every instance still running when the interpreter exits."""
@@ -303,7 +291,7 @@ def _stop_leftovers() -> None:
         instance.stop()
 
 
-class SlapdInstance:
+class SlapdInstance(Launcher):
     """One throwaway ``slapd`` process with its configuration and data in a folder.
 
     The service's profile for it is :attr:`dialect`; the seeded users' passwords are in
@@ -552,21 +540,6 @@ class SlapdInstance:
 
     # -- life cycle -------------------------------------------------------------------------
 
-    def __enter__(self) -> SlapdInstance:
-        try:
-            return self.start()
-        except BaseException:
-            self.close()
-            raise
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
     def __repr__(self) -> str:
         state = f"pid={self.pid}" if self.running else "stopped"
         return f"<SlapdInstance {self.url} {state} {self._directory}>"
@@ -592,7 +565,7 @@ class SlapdInstance:
                 self._launch(slapd)
                 break
             except SlapdError:
-                if attempt + 1 == attempts or "already in use" not in _tail(self._log):
+                if attempt + 1 == attempts or "already in use" not in tail(self._log):
                     raise
                 self._port = find_free_port()
                 if self._auto_tls_port and self._tls_port is not None:
@@ -719,7 +692,7 @@ class SlapdInstance:
                 _running.discard(self)
                 raise SlapdError(
                     f"slapd exited with status {proc.returncode} on {self.url}; "
-                    f"log {self._log}:\n{_tail(self._log)}"
+                    f"log {self._log}:\n{tail(self._log)}"
                 )
             # slapd writes its pid file only after binding the port: a server answering before
             # that is someone else's (a port race with a parallel session), not ours.
@@ -729,7 +702,7 @@ class SlapdInstance:
                 self.kill()
                 raise SlapdError(
                     f"slapd did not answer on {self.url} within "
-                    f"{_START_TIMEOUT:.0f} s; log {self._log}:\n{_tail(self._log)}"
+                    f"{_START_TIMEOUT:.0f} s; log {self._log}:\n{tail(self._log)}"
                 )
             time.sleep(0.01)
 
@@ -964,35 +937,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
-    stopping = threading.Event()
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        stopping.set()
-
-    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     instance = SlapdInstance(
         args.directory, args.port, seed=args.seed, seed_files=args.seed_files, tls=args.tls
     )
-    try:
-        instance.start()
-        for name, value in instance.environment().items():
-            print(f"{name}={value}", flush=True)
-        while not stopping.wait(0.2):
-            if not instance.running:
-                print(
-                    f"slapd died; log {instance.log_file}:\n{_tail(instance.log_file)}",
-                    file=sys.stderr,
-                    flush=True,
-                )
-                return 1
-    except SlapdError as error:
-        print(f"error: {error}", file=sys.stderr, flush=True)
-        return 1
-    finally:
-        instance.close()
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-    return 0
+    return serve_in_foreground(instance, SlapdError, "slapd")
 
 
 if __name__ == "__main__":

@@ -1,17 +1,23 @@
-"""One LDAP simple bind on the wire, for the throwaway-directory launchers.
+"""What the three throwaway-directory launchers (slapd, dirsrv, samba) share.
 
-The launchers use the standard library only (no ldap3): they need nothing but "does this
-server answer" and "can this name log in with this password", which is one BindRequest and
-its BindResponse (RFC 4511 §4.2), over TLS when a CA file is given.
+They use the standard library only (no ldap3): "does this server answer" and "can this name
+log in with this password" are one BindRequest and its BindResponse (RFC 4511 §4.2), over TLS
+when a CA file is given. Beside that: the tail of a log for error messages, the context
+manager, and the foreground runner behind each launcher's ``python -m``.
 """
 
 from __future__ import annotations
 
+import signal
 import socket
 import ssl
+import sys
+import threading
 from pathlib import Path
+from types import FrameType, TracebackType
+from typing import Any, Protocol, Self
 
-__all__ = ["answers", "simple_bind"]
+__all__ = ["Launcher", "answers", "serve_in_foreground", "simple_bind", "tail"]
 
 
 def _ber(tag: int, value: bytes) -> bytes:
@@ -89,3 +95,82 @@ def answers(host: str, port: int, *, ca_file: Path | str | None = None, timeout:
         return simple_bind(host, port, "", "", ca_file=ca_file, timeout=timeout) == 0
     except (OSError, ValueError):
         return False
+
+
+def tail(path: Path, lines: int = 40) -> str:
+    """The last ``lines`` lines of a log file, or a note that it is empty."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return "(no log)"
+    return "\n".join(text.splitlines()[-lines:]) or "(empty log)"
+
+
+class _Instance(Protocol):
+    @property
+    def running(self) -> bool: ...
+
+    @property
+    def log_file(self) -> Path: ...
+
+    def start(self) -> Any: ...
+
+    def close(self) -> None: ...
+
+    def environment(self) -> dict[str, str]: ...
+
+
+class Launcher:
+    """A context manager for a launcher: entering starts it, leaving closes it (also when
+    the start fails half-way)."""
+
+    def start(self) -> Self:  # overridden by each launcher
+        raise NotImplementedError
+
+    def close(self) -> None:  # overridden by each launcher
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        try:
+            return self.start()
+        except BaseException:
+            self.close()
+            raise
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def serve_in_foreground(instance: _Instance, error: type[Exception], what: str) -> int:
+    """Start ``instance``, print its ``LDAP_*`` lines, run until SIGINT or SIGTERM, close it.
+
+    :returns: 0 after a clean stop, 1 when it failed to start or died.
+    """
+    stopping = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stopping.set()
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        instance.start()
+        for name, value in instance.environment().items():
+            print(f"{name}={value}", flush=True)
+        while not stopping.wait(0.2):
+            if not instance.running:
+                log = instance.log_file
+                print(f"{what} died; log {log}:\n{tail(log)}", file=sys.stderr, flush=True)
+                return 1
+    except error as failure:
+        print(f"error: {failure}", file=sys.stderr, flush=True)
+        return 1
+    finally:
+        instance.close()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return 0
