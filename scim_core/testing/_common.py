@@ -17,7 +17,14 @@ from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any, Protocol, Self
 
-__all__ = ["Launcher", "answers", "serve_in_foreground", "simple_bind", "tail"]
+__all__ = [
+    "Launcher",
+    "answers",
+    "serve_in_foreground",
+    "service_settings",
+    "simple_bind",
+    "tail",
+]
 
 
 def _ber(tag: int, value: bytes) -> bytes:
@@ -118,6 +125,50 @@ class _Instance(Protocol):
     def close(self) -> None: ...
 
     def environment(self) -> dict[str, str]: ...
+
+
+class _Directory(Protocol):
+    dialect: str
+
+    @property
+    def url(self) -> str: ...
+
+    @property
+    def service_dn(self) -> str: ...
+
+    @property
+    def service_password(self) -> str: ...
+
+    @property
+    def users_base(self) -> str: ...
+
+    @property
+    def groups_base(self) -> str: ...
+
+    @property
+    def placeholder_dn(self) -> str | None: ...
+
+    @property
+    def ca_file(self) -> Path | None: ...
+
+
+def service_settings(directory: _Directory) -> dict[str, str]:
+    """The ``SCIM_LDAP_*`` environment pointing the service at a throwaway directory as its
+    own account, in its profile (what ``make run``, the benchmarks and the subprocess tests
+    start with); the CA file where the URL is ``ldaps://``."""
+    settings = {
+        "SCIM_LDAP_URL": directory.url,
+        "SCIM_LDAP_BIND_DN": directory.service_dn,
+        "SCIM_LDAP_BIND_PASSWORD": directory.service_password,
+        "SCIM_LDAP_USERS_BASE": directory.users_base,
+        "SCIM_LDAP_GROUPS_BASE": directory.groups_base,
+        "SCIM_LDAP_DIALECT": directory.dialect,
+    }
+    if directory.placeholder_dn:
+        settings["SCIM_LDAP_GROUP_PLACEHOLDER_DN"] = directory.placeholder_dn
+    if directory.url.startswith("ldaps://") and directory.ca_file is not None:
+        settings["SCIM_LDAP_CA_FILE"] = str(directory.ca_file)
+    return settings
 
 
 class Launcher:

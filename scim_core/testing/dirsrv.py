@@ -76,7 +76,14 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import MappingProxyType
 
-from scim_core.testing._common import Launcher, answers, serve_in_foreground, simple_bind, tail
+from scim_core.testing._common import (
+    Launcher,
+    answers,
+    serve_in_foreground,
+    service_settings,
+    simple_bind,
+    tail,
+)
 from scim_core.testing.slapd import find_free_port
 
 __all__ = [
@@ -499,15 +506,7 @@ class DirsrvInstance(Launcher):
     def service_settings(self) -> dict[str, str]:
         """The ``SCIM_LDAP_*`` environment that points the service at this directory as its
         own account (what ``make run``, the benchmarks and the subprocess tests start with)."""
-        return {
-            "SCIM_LDAP_URL": self.url,
-            "SCIM_LDAP_BIND_DN": self.service_dn,
-            "SCIM_LDAP_BIND_PASSWORD": self.service_password,
-            "SCIM_LDAP_USERS_BASE": self.users_base,
-            "SCIM_LDAP_GROUPS_BASE": self.groups_base,
-            "SCIM_LDAP_DIALECT": self.dialect,
-            "SCIM_LDAP_CA_FILE": str(self.ca_file),
-        }
+        return service_settings(self)
 
     def environment(self) -> dict[str, str]:
         """Return the ``LDAP_*`` settings printed by :func:`main` and ``make run``."""

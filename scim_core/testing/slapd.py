@@ -50,7 +50,7 @@ from ipaddress import ip_address
 from pathlib import Path
 from types import MappingProxyType
 
-from scim_core.testing._common import Launcher, answers, serve_in_foreground, tail
+from scim_core.testing._common import Launcher, answers, serve_in_foreground, service_settings, tail
 
 __all__ = [
     "ADMIN_PASSWORD",
@@ -506,14 +506,7 @@ class SlapdInstance(Launcher):
     def service_settings(self) -> dict[str, str]:
         """The ``SCIM_LDAP_*`` environment that points the service at this directory as its
         own account (what ``make run``, the benchmarks and the subprocess tests start with)."""
-        return {
-            "SCIM_LDAP_URL": self.url,
-            "SCIM_LDAP_BIND_DN": self.service_dn,
-            "SCIM_LDAP_BIND_PASSWORD": self.service_password,
-            "SCIM_LDAP_USERS_BASE": self.users_base,
-            "SCIM_LDAP_GROUPS_BASE": self.groups_base,
-            "SCIM_LDAP_GROUP_PLACEHOLDER_DN": self.placeholder_dn,
-        }
+        return service_settings(self)
 
     def environment(self) -> dict[str, str]:
         """Return the ``LDAP_*`` settings printed by :func:`main`, in print order."""
