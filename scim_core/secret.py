@@ -82,8 +82,10 @@ class InFlightSecretFilter(logging.Filter):
             secrets = list(_in_flight)
         message = record.getMessage()
         for secret in secrets:
-            # Protocol dumps show bytes: a non-ASCII password appears as its escaped repr.
-            for form in (secret, repr(secret.encode())[2:-1]):
+            # Protocol dumps show bytes: a non-ASCII password appears as its escaped repr, and
+            # AD's unicodePwd carries it in UTF-16LE.
+            forms = (secret, repr(secret.encode())[2:-1], repr(secret.encode("utf-16-le"))[2:-1])
+            for form in forms:
                 message = message.replace(form, _MASK)
         record.msg, record.args = message, None
         return True

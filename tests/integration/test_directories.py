@@ -7,6 +7,7 @@ not expect must fail the operation at once, never after the timeout.
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from typing import Any
@@ -289,3 +290,28 @@ def test_entries_made_by_the_directorys_own_tools_are_found_and_managed(
 def test_readiness_on_each_directory(app):
     response = app.test_client().get("/readyz")
     assert response.status_code == 200, response.get_data(as_text=True)
+
+
+def test_a_canary_password_never_reaches_a_log_or_an_answer(http, directory, caplog):
+    """On each directory, including AD's unicodePwd (UTF-16LE) and ldap3's own protocol dump."""
+    from ldap3.utils.log import EXTENDED, set_library_log_detail_level
+
+    canary = "Canary-Pw-" + uuid.uuid4().hex[:8]
+    forms = (canary, canary.encode("utf-16-le").decode("latin-1"), repr(canary.encode("utf-16-le")))
+    logging.getLogger("ldap3").setLevel(logging.DEBUG)
+    set_library_log_detail_level(EXTENDED)
+    try:
+        with caplog.at_level(logging.DEBUG):
+            user = new_user(http, password=canary + "1!")
+            answers = [http("GET", "/Users/" + user["id"]).get_data(as_text=True)]
+            for value in (canary + "2!", "short"):
+                op = {"op": "replace", "path": "password", "value": value}
+                answers.append(patch(http, "/Users/" + user["id"], op).get_data(as_text=True))
+    finally:
+        set_library_log_detail_level(0)
+        logging.getLogger("ldap3").setLevel(logging.NOTSET)
+    assert caplog.records
+    logged = "\n".join(caplog.handler.format(r) + repr(r.__dict__) for r in caplog.records)
+    for form in forms:
+        assert form not in logged
+        assert all(form not in answer for answer in answers)
