@@ -55,7 +55,11 @@ def _client(what: str, description: str) -> ScimError:
 
 
 def _directory(what: str, description: str) -> ScimError:
-    return DirectoryRefused(f"The directory refused {what} ({description}); see the service log.")
+    # The LDAP result goes to the service log, not to the client: it names internals.
+    return DirectoryRefused(
+        f"The directory refused {what} for a reason on its side (a feature it lacks, its "
+        "configuration or the service account's rights); the service log has the details."
+    )
 
 
 def _unavailable(what: str, description: str) -> ScimError:
