@@ -8,11 +8,14 @@ manager, and the foreground runner behind each launcher's ``python -m``.
 
 from __future__ import annotations
 
+import os
+import shutil
 import signal
 import socket
 import ssl
 import sys
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any, Protocol, Self
@@ -20,6 +23,7 @@ from typing import Any, Protocol, Self
 __all__ = [
     "Launcher",
     "answers",
+    "find_binary",
     "serve_in_foreground",
     "service_settings",
     "simple_bind",
@@ -102,6 +106,23 @@ def answers(host: str, port: int, *, ca_file: Path | str | None = None, timeout:
         return simple_bind(host, port, "", "", ca_file=ca_file, timeout=timeout) == 0
     except (OSError, ValueError):
         return False
+
+
+def find_binary(
+    name: str, folders: Sequence[str], missing: type[Exception], install_hint: str
+) -> str:
+    """Locate ``name`` on ``PATH`` or in ``folders`` (system folders root's PATH may lack).
+
+    :raises missing: naming the binary and how to install it.
+    """
+    found = shutil.which(name)
+    if found:
+        return found
+    for folder in folders:
+        candidate = Path(folder, name)
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    raise missing(f"{name} not found: {install_hint}")
 
 
 def tail(path: Path, lines: int = 40) -> str:

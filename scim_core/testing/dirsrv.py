@@ -79,6 +79,7 @@ from types import MappingProxyType
 from scim_core.testing._common import (
     Launcher,
     answers,
+    find_binary,
     serve_in_foreground,
     service_settings,
     simple_bind,
@@ -192,14 +193,7 @@ class DirsrvNotFoundError(DirsrvError):
 
 def _find_binary(name: str) -> str:
     """Locate a 389-DS, NSS or OpenLDAP client binary on ``PATH`` or in the system folders."""
-    found = shutil.which(name)
-    if found:
-        return found
-    for folder in _BINARY_DIRS:
-        candidate = Path(folder, name)
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            return str(candidate)
-    raise DirsrvNotFoundError(f"{name} not found: {_INSTALL_HINT}")
+    return find_binary(name, _BINARY_DIRS, DirsrvNotFoundError, _INSTALL_HINT)
 
 
 def _system_defaults() -> configparser.RawConfigParser:

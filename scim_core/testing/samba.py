@@ -62,6 +62,7 @@ from types import MappingProxyType
 from scim_core.testing._common import (
     Launcher,
     answers,
+    find_binary,
     serve_in_foreground,
     service_settings,
     simple_bind,
@@ -129,14 +130,7 @@ class SambaNotFoundError(SambaError):
 
 def _find_binary(name: str) -> str:
     """Locate a Samba binary on ``PATH`` or in the usual system folders."""
-    found = shutil.which(name)
-    if found:
-        return found
-    for folder in _BINARY_DIRS:
-        candidate = Path(folder, name)
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            return str(candidate)
-    raise SambaNotFoundError(f"{name} not found: {_INSTALL_HINT}")
+    return find_binary(name, _BINARY_DIRS, SambaNotFoundError, _INSTALL_HINT)
 
 
 def _interface_addresses() -> set[str] | None:

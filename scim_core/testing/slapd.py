@@ -50,7 +50,14 @@ from ipaddress import ip_address
 from pathlib import Path
 from types import MappingProxyType
 
-from scim_core.testing._common import Launcher, answers, serve_in_foreground, service_settings, tail
+from scim_core.testing._common import (
+    Launcher,
+    answers,
+    find_binary,
+    serve_in_foreground,
+    service_settings,
+    tail,
+)
 
 __all__ = [
     "ADMIN_PASSWORD",
@@ -250,14 +257,7 @@ def make_tls_files(folder: Path | str, names: Sequence[str] = _TLS_NAMES) -> Tls
 
 def _find_binary(name: str) -> str:
     """Locate an OpenLDAP binary on ``PATH`` or in the usual system folders."""
-    found = shutil.which(name)
-    if found:
-        return found
-    for folder in _BINARY_DIRS:
-        candidate = Path(folder, name)
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            return str(candidate)
-    raise SlapdNotFoundError(f"{name} not found: {_INSTALL_HINT}")
+    return find_binary(name, _BINARY_DIRS, SlapdNotFoundError, _INSTALL_HINT)
 
 
 def _find_dir(candidates: Iterable[str], probe: str, what: str) -> Path:

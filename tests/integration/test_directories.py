@@ -315,3 +315,26 @@ def test_a_canary_password_never_reaches_a_log_or_an_answer(http, directory, cap
     for form in forms:
         assert form not in logged
         assert all(form not in answer for answer in answers)
+
+
+# What docs/directories.md says each server offers: (assertion, values-return filter,
+# sort + VLV, post-read, Who am I?).
+OFFERS = {
+    "openldap": (True, True, True, True, True),
+    "389ds": (False, False, True, True, True),
+    "ad": (False, False, True, False, False),
+}
+
+
+def test_each_server_offers_what_the_documentation_says(directory, directory_backend):
+    from scim_core.backends.ldap.capabilities import POST_READ
+
+    found = directory_backend.connections.capabilities()
+    offered = (
+        found.assertion,
+        found.values_return_filter,
+        found.sorted_windows,
+        POST_READ in found.controls,
+        found.who_am_i,
+    )
+    assert offered == OFFERS[directory.dialect]

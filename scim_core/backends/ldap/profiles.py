@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Final
 
 from ldap3 import MODIFY_REPLACE
@@ -267,22 +267,19 @@ OPENLDAP = DirectoryProfile(
     ordering_rule="caseIgnoreOrderingMatch",  # uid and cn have no ordering rule of their own
     schema=_SCIM_SCHEMA,
 )
-DS389 = DirectoryProfile(
+DS389 = replace(
+    OPENLDAP,
     name="389ds",
-    user_classes=("top", "person", "organizationalPerson", "inetOrgPerson"),
     # Entries made by 389's own dsidm are nsPerson/nsAccount, not inetOrgPerson.
     user_filter="(|(objectClass=inetOrgPerson)(objectClass=nsPerson))",
-    user_naming="uid",
-    user_name_attribute="uid",
-    group_classes=("top", "groupOfNames"),
-    group_filter="(objectClass=groupOfNames)",
+    group_needs_member=False,  # member is optional in 389's groupOfNames
     id_attribute="nsUniqueId",
     id_pattern=_NSUNIQUEID,
     version_attribute="entryUSN",
     lock_attribute="nsAccountLock",
     lock_value="TRUE",
+    ordering_rule=None,  # 389-DS refuses caseIgnoreOrderingMatch in a sort request
     dn_attribute="entrydn",
-    schema=_SCIM_SCHEMA,
 )
 ACTIVE_DIRECTORY = DirectoryProfile(
     name="ad",
