@@ -674,7 +674,7 @@ class LdapBackend:
             raise scim_error(error, "the change") from None
 
     def _lock_state(self, current: Resource, dn: str) -> dict[str, list[str]]:
-        """The lock attribute as the dialect needs it to compute an active change."""
+        """The lock attribute as the profile needs it to compute an active change."""
         if self.profile.lock_value is not None:
             active = current.get("active", True)
             return {} if active else {self.profile.lock_attribute: [self.profile.lock_value]}

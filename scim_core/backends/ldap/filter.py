@@ -65,7 +65,7 @@ class FilterMapping:
     :param value_transforms: SCIM key -> function applied to a compared string value before
         escaping, e.g. the userName normalization.
     :param booleans: SCIM key -> (raw LDAP filter meaning true, raw filter meaning false), from
-        trusted configuration, e.g. ``"active"`` -> the dialect's disable marker, negated and
+        trusted configuration, e.g. ``"active"`` -> the profile's disable marker, negated and
         not.
     :param schemas: schema URIs whose prefix names the plain (core) attribute; by default the
         core User and Group schemas (RFC 7643 §4).
