@@ -57,6 +57,14 @@ bench-smoke: system-deps venv
 bench-directories: system-deps venv
 	$(BIN)/python -m bench.directories
 
+# The service under attack (gunicorn as shipped, on a throwaway slapd, about 2 minutes): attacks
+# tried, 5xx seen, peak memory per worker under the largest bodies, availability with idle and
+# slow clients connected, answers during an outage; bench/results/hostile.{json,md}. Exit status
+# 1 when a rule was broken.
+.PHONY: hostile
+hostile: system-deps venv
+	$(BIN)/python -m bench.hostile
+
 # The Sphinx site in docs/_build/html (warnings are errors).
 docs: venv
 	$(BIN)/tox -e docs
