@@ -1,7 +1,10 @@
 """Production gunicorn settings for scim-ldap: ``gunicorn -c examples/gunicorn.conf.py``.
 
-Sync workers, one reused directory connection each: measured better p99 than gthread on this
-stack. The service keeps no state between requests, so scale by workers and instances.
+The service's own worker (``scim_flask.worker.ScimWorker``, gunicorn's thread worker that reads
+each request in full before a thread runs it): idle and slow clients wait in the worker's event
+loop, not in a thread, and a request has ``SCIM_READ_TIMEOUT`` seconds to arrive. Each thread
+keeps one reused directory connection. The service keeps no state between requests, so scale
+by workers and instances.
 """
 
 import multiprocessing
@@ -10,7 +13,12 @@ import os
 wsgi_app = "scim_flask.wsgi:app"
 bind = os.environ.get("SCIM_BIND", "127.0.0.1:" + os.environ.get("SCIM_PORT", "8080"))
 workers = int(os.environ.get("SCIM_WORKERS", multiprocessing.cpu_count() * 2))
-worker_class = "sync"
+worker_class = "scim_flask.worker.ScimWorker"
+threads = int(os.environ.get("SCIM_THREADS", 4))
+worker_connections = 1000
+# 0 is gunicorn's own bound of 1 MiB, not unlimited: a filter at the service's limit of 4,096
+# characters, percent-encoded, can be three times as long as gunicorn's default line of 4 KiB.
+limit_request_line = 0
 timeout = 30
 graceful_timeout = 10
 keepalive = 5

@@ -156,6 +156,12 @@ class ScimService:
             self._audit_failure(request, 500, None)
             raise
 
+    def refuse(self, request: ScimRequest, error: ScimError) -> ScimResponse:
+        """Answer a request its adapter refused before :meth:`handle` (a missing or wrong
+        token, a rate limit): the error response, audited like any refused change."""
+        self._audit_failure(request, error.status, error.scim_type)
+        return error_response(error)
+
     def _dispatch(self, request: ScimRequest) -> ScimResponse:
         # The id is all that follows the endpoint: a group's id (its cn) may hold a "/".
         endpoint, _, ident = request.path.strip("/").partition("/")

@@ -45,9 +45,32 @@ log = logging.getLogger("scim.app")
 _METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
 #: A client's X-Request-Id is echoed and logged only if it looks like an id; else one is made.
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+#: The Host values used for URLs when no public URL is configured: a developer's own machine.
+_LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]"})
+#: Client addresses whose failed authentications are counted, per worker, at most.
+_TRACKED_ADDRESSES = 10_000
+#: A client address may fail this many seconds' worth of authentications at once (an identity
+#: provider whose token was rotated retries; a script probing tokens is held to the rate).
+_FAILURE_BURST_SECONDS = 20
+
+
+class _RequestTimeout(ScimError):
+    """The request (its body) did not arrive within ``SCIM_READ_TIMEOUT``."""
+
+    status = 408
+
+
+class _UncheckedHost(ScimError):
+    """No public URL is configured and the request names a Host that is not loopback."""
+
+    status = 400
+    scim_type = "invalidValue"
+
+
 _HTTP_ERRORS: dict[int, type[ScimError]] = {
     404: NotFound,
     405: MethodNotAllowed,
+    408: _RequestTimeout,
     413: PayloadTooLarge,
     415: UnsupportedMediaType,
 }
@@ -89,12 +112,27 @@ class ScimExtension:
         backend = self._backend or load_backend(settings.backend)(os.environ)
         service = ScimService(backend, settings.service)
         limiter = TokenBuckets(settings.rate_limit) if settings.rate_limit else None
+        failures = (
+            TokenBuckets(
+                settings.auth_failure_limit,
+                burst=settings.auth_failure_limit * _FAILURE_BURST_SECONDS,
+                max_names=_TRACKED_ADDRESSES,
+            )
+            if settings.auth_failure_limit
+            else None
+        )
         app.extensions[EXTENSION_KEY] = {
             "service": service,
             "settings": settings,
             "limiter": limiter,
+            "failures": failures,
         }
-        app.config.setdefault("MAX_CONTENT_LENGTH", settings.service.max_body_bytes)
+        # Flask defines the key as None (no limit): a host app's own limit, if it set one,
+        # stays. Otherwise a Content-Length over it is refused unread, and a chunked body is
+        # read no further than one byte past the service's limit (werkzeug stops a stream at
+        # this value without an error), so the service sees it is too large and answers 413.
+        if app.config.get("MAX_CONTENT_LENGTH") is None:
+            app.config["MAX_CONTENT_LENGTH"] = settings.service.max_body_bytes + 1
         app.register_blueprint(_blueprint(self.url_prefix), url_prefix=self.url_prefix)
         _register_handlers(app, self.url_prefix)
 
@@ -113,7 +151,15 @@ def _blueprint(url_prefix: str) -> Blueprint:
     def authenticate() -> Response | None:
         principal = _state()["settings"].tokens.identify(request.headers.get("Authorization"))
         if principal is None:
-            return _error(Unauthorized())
+            failures = _state()["failures"]
+            wait = failures.acquire(request.remote_addr or "-") if failures is not None else 0
+            error: ScimError = Unauthorized()
+            if wait:
+                error = TooManyRequests(
+                    f"Too many requests without a valid token; retry after {wait} s.",
+                    retry_after=wait,
+                )
+            return _to_flask(_state()["service"].refuse(_scim_request(None), error))
         g.scim_principal = principal
         limiter = _state()["limiter"]
         wait = limiter.acquire(principal) if limiter is not None else 0
@@ -126,23 +172,51 @@ def _blueprint(url_prefix: str) -> Blueprint:
             )
         return None
 
-    @blueprint.route("/", defaults={"subpath": ""}, methods=_METHODS)
-    @blueprint.route("/<path:subpath>", methods=_METHODS)
-    def dispatch(subpath: str) -> Response:
-        body = request.get_data(cache=False)
-        scim_request = ScimRequest(
+    def _scim_request(principal: str | None, body: bytes = b"") -> ScimRequest:
+        return ScimRequest(
             method=request.method,
-            path="/" + subpath,
+            path="/" + (request.view_args or {}).get("subpath", ""),
             query={k: request.args[k] for k in request.args},
             body=body,
             content_type=request.headers.get("Content-Type"),
             if_match=request.headers.get("If-Match"),
-            base_url=request.host_url.rstrip("/") + request.script_root + url_prefix,
-            principal=g.scim_principal,
+            base_url=_public_base() + url_prefix,
+            principal=principal,
         )
+
+    # strict_slashes=False: /scim/v2 is served, not redirected to a URL built from Host.
+    @blueprint.route("/", defaults={"subpath": ""}, methods=_METHODS, strict_slashes=False)
+    @blueprint.route("/<path:subpath>", methods=_METHODS)
+    def dispatch(subpath: str) -> Response:
+        try:
+            body = request.get_data(cache=False)
+        except HTTPException:
+            raise  # over the limit (413), too slow (408): answered as such
+        except Exception as error:  # the server's own parser: a malformed chunk, say
+            log.info("unreadable request body: %s", type(error).__name__)
+            raise InvalidSyntax("The request body could not be read as HTTP/1.1.") from None
+        scim_request = _scim_request(g.scim_principal, body)
         return _to_flask(_state()["service"].handle(scim_request))
 
     return blueprint
+
+
+def _public_base() -> str:
+    """Where clients reach the service: the configured public URL, else a loopback Host.
+
+    :raises _UncheckedHost: without a public URL, for any Host that is not loopback: a URL in
+        an answer built from a Host the client chose would send the next client elsewhere.
+    """
+    configured: str | None = _state()["settings"].public_url
+    if configured:
+        return configured + request.script_root
+    host = request.host.lower()
+    name = host[: host.find("]") + 1] if host.startswith("[") else host.rsplit(":", 1)[0]
+    if name not in _LOOPBACK_HOSTS:
+        raise _UncheckedHost(
+            "This service answers only on its public URL; its administrator sets SCIM_PUBLIC_URL."
+        )
+    return request.host_url.rstrip("/") + request.script_root
 
 
 def _register_handlers(app: Flask, url_prefix: str) -> None:
@@ -186,8 +260,12 @@ def _register_handlers(app: Flask, url_prefix: str) -> None:
 
     @app.errorhandler(413)
     def too_large(_: HTTPException) -> Response:
-        limit = app.config["MAX_CONTENT_LENGTH"]
+        limit = _state()["settings"].service.max_body_bytes
         return _error(PayloadTooLarge(f"The request body is over the limit of {limit} bytes."))
+
+    @app.errorhandler(ScimError)
+    def scim_error(error: ScimError) -> Response:
+        return _error(error)
 
     @app.errorhandler(HTTPException)
     def http_error(error: HTTPException) -> Response:

@@ -138,9 +138,35 @@ def test_reads_searches_and_no_op_writes_are_not_audited(http, audit):
     )
     assert http("POST", "/Users/.search", json={"filter": "bad filter"}).status_code == 400
     assert http("POST", "/ServiceProviderConfig", json={}).status_code == 405
-    assert http("POST", "/Users", json={}, token=None).status_code == 401
+    assert http("GET", f"/Users/{uid}", token=None).status_code == 401
     assert len(audit()) == before
     http("DELETE", f"/Users/{uid}")
+
+
+def test_changes_refused_for_a_missing_or_wrong_token_are_audited(http, audit):
+    before = len(audit())
+    assert http("POST", "/Users", json={"password": CANARY}, token=None).status_code == 401
+    assert http("DELETE", "/Users/someone", token="wrong-" + CANARY).status_code == 401
+    records = [record.audit for record in audit()[before:]]
+    assert records == [
+        {
+            "who": None,
+            "action": "create",
+            "resourceType": "User",
+            "id": None,
+            "status": 401,
+            "result": "failure",
+        },
+        {
+            "who": None,
+            "action": "delete",
+            "resourceType": "User",
+            "id": "someone",
+            "status": 401,
+            "result": "failure",
+        },
+    ]
+    assert CANARY not in repr(records)
 
 
 def test_the_json_line_carries_the_audit_record(http, audit):

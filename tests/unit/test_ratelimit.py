@@ -32,6 +32,27 @@ def test_a_bucket_allows_the_rate_with_a_burst_of_one_second():
     assert [buckets.acquire("okta") for _ in range(4)] == [0, 0, 0, 1]
 
 
+def test_a_burst_can_be_larger_than_one_second():
+    clock = Clock()
+    buckets = TokenBuckets(2, burst=10, clock=clock)
+    assert [buckets.acquire("10.0.0.1") for _ in range(11)] == [0] * 10 + [1]
+    clock.now += 0.5
+    assert buckets.acquire("10.0.0.1") == 0
+
+
+def test_names_beyond_the_bound_forget_the_least_recently_seen():
+    clock = Clock()
+    buckets = TokenBuckets(1, max_names=2, clock=clock)
+    assert buckets.acquire("a") == 0
+    assert buckets.acquire("b") == 0
+    assert buckets.acquire("a") == 1  # "a" is now the most recently seen
+    assert buckets.acquire("c") == 0  # forgets "b"
+    assert len(buckets._buckets) == 2
+    assert buckets.acquire("b") == 0  # a fresh bucket
+    assert buckets.acquire("c") == 1  # "c" survived; "a" was forgotten for "b"
+    assert buckets.acquire("a") == 0
+
+
 def test_buckets_are_per_name():
     buckets = TokenBuckets(1, clock=Clock())
     assert buckets.acquire("okta") == 0
