@@ -6,17 +6,34 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Projection", "parse_projection"]
+from scim_core.errors import InvalidValue
+
+__all__ = ["MAX_PROJECTED_NAMES", "Projection", "parse_projection"]
 
 _ALWAYS = frozenset({"id", "schemas", "meta"})
 _URN_PREFIX = "urn:ietf:params:scim:schemas:"
+#: Names ``attributes`` or ``excludedAttributes`` may list: every attribute and sub-attribute
+#: of a User, with its schema URN, fits several times over; more is an attack, not a request.
+MAX_PROJECTED_NAMES = 200
+#: The longest name: an extension URN with an attribute and sub-attribute fits.
+_MAX_NAME_LENGTH = 256
 
 
 def _names(raw: str | None, core_urn: str) -> frozenset[str]:
     if not raw:
         return frozenset()
+    items = raw.split(",", MAX_PROJECTED_NAMES)
+    if len(items) > MAX_PROJECTED_NAMES:
+        raise InvalidValue(
+            f"attributes and excludedAttributes list at most {MAX_PROJECTED_NAMES} names."
+        )
     names = set()
-    for item in raw.split(","):
+    for item in items:
+        if len(item) > _MAX_NAME_LENGTH:
+            raise InvalidValue(
+                f"An attribute name in attributes or excludedAttributes is longer than "
+                f"{_MAX_NAME_LENGTH} characters."
+            )
         name = item.strip().lower()
         prefix = core_urn.lower() + ":"
         if name.startswith(prefix):

@@ -46,7 +46,7 @@ from scim_core.filter import (
 from scim_core.messages import SCIM_MEDIA_TYPE, ScimRequest, ScimResponse
 from scim_core.normalize import Normalizer, normalize_username
 from scim_core.paging import parse_window
-from scim_core.patch import apply_patch
+from scim_core.patch import MAX_OPERATIONS, apply_patch
 from scim_core.projection import Projection, parse_projection
 from scim_core.schemas.attributes import REQUEST_ONLY
 from scim_core.schemas.resources import (
@@ -229,6 +229,10 @@ class ScimService:
             operations = body
         if not isinstance(operations, list) or not operations:
             raise InvalidSyntax("PATCH needs a non-empty list of Operations.")
+        if len(operations) > MAX_OPERATIONS:  # users and groups alike, before any is read
+            raise PayloadTooLarge(
+                f"A PATCH carries at most {MAX_OPERATIONS} operations; split this one."
+            )
         if not all(isinstance(op, dict) for op in operations):
             raise InvalidSyntax("Each PATCH operation must be a JSON object.")
         return operations

@@ -182,6 +182,29 @@ def test_patch_operation_and_value_counts_are_bounded(http, untouched):
     assert "at most 100" in body["detail"]
 
 
+def test_group_patch_operations_are_bounded_like_user_ones(http, untouched):
+    member = [{"op": "add", "path": "members", "value": [{"value": untouched["id"]}]}]
+    body = sane(http("PATCH", f"/Groups/{VICTIM_GROUP}", json=member * 1001), 413)
+    assert "at most 1000 operations" in body["detail"]
+    assert http("PATCH", f"/Groups/{VICTIM_GROUP}", json=member * 1000).status_code == 200
+
+
+@pytest.mark.parametrize("where", ["query", "search"])
+def test_attribute_lists_are_bounded(http, untouched, where):
+    """A 1 MiB list of 92,000 names held a worker for 30 s before it was killed."""
+    too_many = ",".join(f"x{i}" for i in range(92_000))
+    too_long = "name." + "x" * 300
+    for names, detail in ((too_many, "at most 200 names"), (too_long, "longer than 256")):
+        for key in ("attributes", "excludedAttributes"):
+            if where == "query":
+                response = http("GET", "/Users", query_string={key: names})
+            else:
+                response = http("POST", "/Users/.search", json={key: names.split(",")})
+            assert detail in sane(response, 400)["detail"]
+    allowed = ",".join(["userName"] * 200)
+    assert http("GET", "/Users", query_string={"attributes": allowed}).status_code == 200
+
+
 # --------------------------------------------------------------------------- JSON and text
 
 
