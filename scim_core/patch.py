@@ -247,16 +247,19 @@ def _path_target(path: str, op: str, resource_type: str) -> _Target:
     ref = resolve(name, resource_type)
     if ref is not None and parsed.value_filter is not None:
         if ref.sub_attribute is not None or ref.parent.type != "complex":
-            raise InvalidPath(f"The path '{path}' filters an attribute without sub-attributes.")
+            raise InvalidPath(f"The path filters '{name}', which has no sub-attributes.")
         if parsed.sub_attr is not None:
             ref = resolve(f"{name}.{parsed.sub_attr}", resource_type)
     if ref is None:
         if resource_type == "User" and _is_unstored_standard(attr.schema, attr.attr, attr.sub_attr):
             raise _Unstored(path)
-        raise InvalidPath(f"The path '{path}' names no attribute of a {resource_type}.")
+        raise InvalidPath(f"The path names no attribute of a {resource_type}.")
     mutability = ref.definition.mutability
     if mutability == "readOnly" or (mutability == "immutable" and op != "add"):
-        raise Mutability(f"The attribute '{path}' is {mutability}.")
+        named = (
+            ref.attribute if ref.sub_attribute is None else f"{ref.attribute}.{ref.sub_attribute}"
+        )
+        raise Mutability(f"The attribute '{named}' is {mutability}.")
     return _target(ref, parsed.value_filter)
 
 
@@ -640,7 +643,7 @@ def apply_patch(
         op = name.lower() if isinstance(name, str) else ""
         if op not in _OPS:
             raise InvalidSyntax(
-                f"PATCH operation {index} has op {name!r}; expected add, replace or remove."
+                f"PATCH operation {index} has an unknown op; expected add, replace or remove."
             )
         path = operation.get("path")
         if path is not None and not isinstance(path, str):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import json
 import logging
+import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -53,6 +54,7 @@ from scim_core.schemas.resources import (
     ENTERPRISE_URN,
     GROUP_URN,
     USER_URN,
+    group_name_problem,
     validate_group,
     validate_user,
 )
@@ -164,9 +166,11 @@ class ScimService:
 
     def _dispatch(self, request: ScimRequest) -> ScimResponse:
         # The id is all that follows the endpoint: a group's id (its cn) may hold a "/".
-        endpoint, _, ident = request.path.strip("/").partition("/")
+        # Only the leading "/" goes: a trailing one is part of the id, so that an id always
+        # reaches the entry its own Location names, never another one.
+        endpoint, _, ident = request.path.lstrip("/").partition("/")
         if not endpoint:
-            raise NotFound(f"No SCIM endpoint at {request.path or '/'}.")
+            raise NotFound("No SCIM endpoint at this path.")
         route_key = (endpoint.lower(), bool(ident) and ident != ".search")
         if ident == ".search":
             route_key = (endpoint.lower() + "/.search", False)
@@ -177,7 +181,7 @@ class ScimService:
                     "POST /.search across resource types is not supported; "
                     "use /Users/.search or /Groups/.search."
                 )
-            raise NotFound(f"No SCIM endpoint at {request.path}.")
+            raise NotFound("No SCIM endpoint at this path.")
         handler = route.handlers.get(request.method.upper())
         if handler is None:
             if request.method.upper() in route.by_design_unsupported:
@@ -186,6 +190,8 @@ class ScimService:
             error = MethodNotAllowed(f"{request.method} is not allowed here; use {allowed}.")
             error.headers["Allow"] = allowed
             raise error
+        if route_key == ("groups", True) and group_name_problem(ident):
+            raise NotFound("No group has this id.")  # no group can be named so (see create)
         return handler(self, request, ident)
 
     # ------------------------------------------------------------------ request parsing
@@ -254,8 +260,7 @@ class ScimService:
         if text is not None and text.strip():
             parsed = parse_filter(text, max_length=self.config.max_filter_length)
             self.config.filter_policy.check(parsed, resource_type)
-            if resource_type == "User":
-                parsed = self._normalize_filter(parsed)
+            parsed = self._normalize_filter(parsed, resource_type)
         query = Query(
             filter=parsed,
             start_index=min(window.start_index, _MAX_START_INDEX),
@@ -264,25 +269,31 @@ class ScimService:
         )
         return query, projection
 
-    def _normalize_filter(self, node: Filter) -> Filter:
-        """Compare userName values as the directory stores them (normalized), DESIGN §2."""
+    def _normalize_filter(self, node: Filter, resource_type: str) -> Filter:
+        """Compare userName values as the directory stores them (normalized), DESIGN §2; a
+        userName or group name no entry can have is refused as it is at create."""
+        user = resource_type == "User"
         if isinstance(node, Compare):
-            if node.path.attr.lower() == "username" and isinstance(node.value, str):
+            if user and node.path.attr.lower() == "username" and isinstance(node.value, str):
                 try:
-                    return replace(node, value=self.normalize(node.value))
-                except InvalidValue:
-                    raise InvalidFilter("The userName value cannot match any user.") from None
+                    return replace(node, value=self._uid(node.value))
+                except InvalidValue as error:
+                    raise InvalidFilter(f"No user can have this userName: {error.detail}") from None
+            if not user and node.path.attr.lower() == "displayname" and isinstance(node.value, str):
+                problem = group_name_problem(node.value)
+                if problem is not None:
+                    raise InvalidFilter(f"No group can have this displayName: {problem}")
             return node
         if isinstance(node, (And, Or)):
             return replace(
                 node,
-                left=self._normalize_filter(node.left),
-                right=self._normalize_filter(node.right),
+                left=self._normalize_filter(node.left, resource_type),
+                right=self._normalize_filter(node.right, resource_type),
             )
         if isinstance(node, Not):
-            return replace(node, inner=self._normalize_filter(node.inner))
+            return replace(node, inner=self._normalize_filter(node.inner, resource_type))
         if isinstance(node, ValueFilter):
-            return replace(node, filter=self._normalize_filter(node.filter))
+            return replace(node, filter=self._normalize_filter(node.filter, resource_type))
         return node
 
     # ------------------------------------------------------------------ rendering
@@ -374,7 +385,7 @@ class ScimService:
     def _user_or_404(self, user_id: str) -> Resource:
         user = self.backend.get_user(user_id)
         if user is None:
-            raise NotFound(f"User {user_id} not found.")
+            raise NotFound("No user has this id.")
         return user
 
     def _load_user(self, body: Mapping[str, Any]) -> tuple[Resource, Secret | None]:
@@ -383,8 +394,22 @@ class ScimService:
         folded, _changed = apply_patch({}, [{"op": "add", "value": writable}], "User")
         user = validate_user(folded)
         password = user.pop("password", None)
-        user["userName"] = self.normalize(user["userName"])
+        user["userName"] = self._uid(user["userName"])
         return user, Secret(password) if password is not None else None
+
+    def _uid(self, user_name: str) -> str:
+        """The uid of ``user_name``, refused when normalizing changes more than its case.
+
+        Only the uid is stored, so a userName it cannot give back (``Jane+X`` as ``jane-x``,
+        ``ālice`` as ``alice``) would let two different userNames reach one user (DESIGN §2).
+        """
+        uid = self.normalize(user_name)
+        if uid != unicodedata.normalize("NFKC", user_name.strip()).casefold():
+            raise InvalidValue(
+                "userName may hold only letters a-z (any case), digits and . _ - @, beginning "
+                "and ending with a letter, digit, _ or @."
+            )
+        return uid
 
     def _list_users(self, request: ScimRequest, _: str) -> ScimResponse:
         return self._list(request, request.query, "User")
@@ -407,7 +432,7 @@ class ScimService:
         projection = parse_projection(request.query, USER_URN)
         user = self.backend.get_user(user_id, projection.top_level())
         if user is None:
-            raise NotFound(f"User {user_id} not found.")
+            raise NotFound("No user has this id.")
         return self._resource_response(200, user, "User", request, projection)
 
     def _create_user(self, request: ScimRequest, _: str) -> ScimResponse:
@@ -420,7 +445,13 @@ class ScimService:
         desired, password = self._load_user(self._object_body(request))
 
         def plan(current: Resource) -> tuple[Resource, Secret | None] | None:
-            return {**desired, "id": current["id"]}, password
+            replaced = {**desired, "id": current["id"]}
+            if replaced.get("active") is None:
+                # Only an explicit true enables: a PUT without active (or with null) keeps
+                # the state, so a full replace from a client that does not manage it never
+                # re-enables a disabled user.
+                replaced["active"] = current.get("active", True)
+            return replaced, password
 
         return self._update_user(request, user_id, "replace", plan)
 
@@ -431,10 +462,12 @@ class ScimService:
             patched, changed = apply_patch(current, operations, "User")
             if not changed:
                 return None
+            if current.get("active") is not None and patched.get("active") is None:
+                raise InvalidValue("active cannot be removed or set to null; send true or false.")
             desired = validate_user(patched, before=current)
             password = desired.pop("password", None)
             if desired.get("userName") != current.get("userName"):
-                desired["userName"] = self.normalize(desired["userName"])
+                desired["userName"] = self._uid(desired["userName"])
             return desired, Secret(password) if password is not None else None
 
         return self._update_user(request, user_id, "patch", plan)
@@ -471,13 +504,13 @@ class ScimService:
                 continue
             self._audit(request, action, "User", current["id"], 200)
             return self._resource_response(200, updated, "User", request)
-        raise VersionConflict(f"User {user_id} is changing concurrently; retry the request.")
+        raise VersionConflict("The user is changing concurrently; retry the request.")
 
     def _delete_user(self, request: ScimRequest, user_id: str) -> ScimResponse:
         if request.if_match:
             _check_version(request, self._user_or_404(user_id))
         if not self.backend.delete_user(user_id):
-            raise NotFound(f"User {user_id} not found.")
+            raise NotFound("No user has this id.")
         self._audit(request, "delete", "User", user_id, 204)
         return ScimResponse(204)
 
@@ -492,7 +525,7 @@ class ScimService:
     def _group_or_404(self, group_id: str, projection: Projection) -> Resource:
         group = self.backend.get_group(group_id, members=projection.wants("members"))
         if group is None:
-            raise NotFound(f"Group {group_id} not found.")
+            raise NotFound("No group has this id.")
         return group
 
     def _get_group(self, request: ScimRequest, group_id: str) -> ScimResponse:
@@ -526,7 +559,7 @@ class ScimService:
             remove = [*remove, *(v for v in present if v not in plan.replace)]
         if add or remove:
             if not self.backend.change_members(group_id, add=add, remove=remove):
-                raise NotFound(f"Group {group_id} not found.")
+                raise NotFound("No group has this id.")
             self._audit(request, "patch", "Group", group_id, 200)
         group = self._group_or_404(group_id, projection)
         return self._resource_response(200, group, "Group", request, projection)
@@ -604,7 +637,7 @@ class _MembershipPlan:
         for operation in operations:
             op = str(operation.get("op", "")).lower()
             if op not in {"add", "remove", "replace"}:
-                raise InvalidSyntax(f"Unknown PATCH op {operation.get('op')!r}.")
+                raise InvalidSyntax("A PATCH op is not add, replace or remove.")
             path = operation.get("path")
             value = operation.get("value")
             if path is None:
@@ -638,7 +671,7 @@ class _MembershipPlan:
                 )
             return
         if name != "members":
-            raise InvalidPath(f"Groups have no writable attribute {attribute!r}.")
+            raise InvalidPath("A PATCH path names an attribute Groups cannot write; use members.")
         if value_filter is not None:
             if op != "remove":
                 raise InvalidPath("Only remove takes a members[...] filter.")
@@ -734,7 +767,7 @@ def _listing_or_one(items: Sequence[dict[str, Any]], ident: str, kind: str) -> S
         for item in items:
             if item["id"] == ident:
                 return ScimResponse(200, item, {"Content-Type": SCIM_MEDIA_TYPE})
-        raise NotFound(f"No {kind} {ident}.")
+        raise NotFound(f"No {kind} has this id.")
     body = {
         "schemas": [LIST_RESPONSE_URN],
         "totalResults": len(items),

@@ -36,13 +36,15 @@ def settings_for(instance, *urls, connect_timeout=3, timeout=10, **extra):
     )
 
 
-def make_app(backend, token, *, log_level="INFO", name="idp"):
-    """The Flask app over ``backend``, accepting ``token`` (audit name ``name``)."""
+def make_app(backend, token, *, log_level="INFO", name="idp", public_url=None):
+    """The Flask app over ``backend``, accepting ``token`` (audit name ``name``), reached at
+    ``public_url`` (else only on a loopback Host, as the service is by default)."""
     settings = AppSettings(
         service=ServiceConfig(),
         tokens=parse_tokens(f"{name}=" + hashlib.sha256(token.encode()).hexdigest()),
         backend="ldap",
         log_level=log_level,
+        public_url=public_url,
     )
     return create_app(settings=settings, backend=backend)
 

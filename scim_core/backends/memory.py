@@ -83,7 +83,7 @@ class MemoryBackend:
         """Store a new user; 409 if the userName is taken."""
         with self._lock:
             if self._user_by_name(user["userName"]):
-                raise Uniqueness(f"userName {user['userName']} is taken.")
+                raise Uniqueness("This userName is taken.")
             self._check_manager(user)
             stored = copy.deepcopy(user)
             stored["id"] = str(uuid.uuid4())
@@ -104,7 +104,7 @@ class MemoryBackend:
                 raise VersionConflict(f"User {user_id} changed concurrently.")
             other = self._user_by_name(desired["userName"])
             if other is not None and other["id"] != user_id:
-                raise Uniqueness(f"userName {desired['userName']} is taken.")
+                raise Uniqueness("This userName is taken.")
             self._check_manager(desired)
             stored = copy.deepcopy(desired)
             stored["id"] = user_id
@@ -170,7 +170,7 @@ class MemoryBackend:
         ids = list(dict.fromkeys(ids))
         unknown = [i for i in ids if i not in self._users]
         if unknown:
-            raise InvalidValue("Unknown member ids: " + ", ".join(unknown) + ".")
+            raise InvalidValue(f"No user has the member ids sent ({len(unknown)} unknown).")
         return ids
 
     def create_group(self, group: Resource) -> Resource:
@@ -178,7 +178,7 @@ class MemoryBackend:
         with self._lock:
             name = group["displayName"]
             if self._group(name):
-                raise Uniqueness(f"Group {name} exists.")
+                raise Uniqueness("A group with this displayName exists already.")
             members = self._known(m["value"] for m in group.get("members", []))
             stored: Resource = {
                 "id": name,

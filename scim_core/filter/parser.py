@@ -54,7 +54,6 @@ _TERMINAL_NAMES = {
     "$END": "the end",
 }
 _ORDER = {name: i for i, name in enumerate(_TERMINAL_NAMES)}
-_WORD = re.compile(r"[^\s()\[\]]{1,24}|.")
 
 _Match = Callable[[str, int, int], "re.Match[str] | None"]
 
@@ -185,10 +184,13 @@ def _reason(error: UnexpectedInput, text: str, start: str) -> tuple[int, str]:
         fallback = error.allowed or ()
     else:  # pragma: no cover - LALR raises only the two above
         return (error.pos_in_stream or 0) + 1, "invalid syntax"
-    word = _WORD.match(text, pos)
-    found = word.group() if word else text[pos : pos + 1]
+    # A word the client typed is not quoted back: a secret pasted in the wrong place (an
+    # unquoted value) must not come back in an error. A stray symbol is named; otherwise the
+    # column and what was expected say enough.
+    found = text[pos : pos + 1]
+    shown = f"unexpected {found!r}; " if found and not (found.isalnum() or found in '"_') else ""
     expected = _expected(text[:pos], start, fallback)
-    return pos + 1, f"unexpected {found!r}; expected {_describe(expected)}"
+    return pos + 1, f"{shown}expected {_describe(expected)}"
 
 
 def _check_size(text: str, max_length: int, max_depth: int, error: type[ScimError]) -> None:
@@ -214,8 +216,8 @@ def _parse(text: str, start: str, error: type[ScimError], what: str) -> Any:
     except UnexpectedInput as e:
         column, reason = _reason(e, text, start)
         raise error(f"Invalid {what} at column {column}: {reason}.") from None
-    except LarkError as e:  # pragma: no cover - the grammar raises nothing else at parse time
-        raise error(f"Invalid {what}: {e}.") from None
+    except LarkError:  # pragma: no cover - the grammar raises nothing else at parse time
+        raise error(f"Invalid {what}.") from None
 
 
 def parse_filter(text: str, *, max_length: int = MAX_LENGTH, max_depth: int = MAX_DEPTH) -> Filter:

@@ -16,6 +16,7 @@ from types import MappingProxyType
 
 from scim_core.errors import InvalidFilter
 from scim_core.filter.ast import And, AttrPath, Compare, Filter, Not, Or, Present, ValueFilter
+from scim_core.schemas.attributes import resolve
 
 __all__ = [
     "CORE_SCHEMAS",
@@ -40,6 +41,10 @@ Form = tuple[str, str, str]
 "eq")``. The attribute is a dotted name, case-insensitive; an extension attribute is written
 with its schema URI (``"urn:...:enterprise:2.0:User:employeeNumber"``). The operator is one of
 RFC 7644 §3.4.2.2 Table 3, ``pr`` included."""
+
+
+#: RFC 7643 §3.1 attributes every resource has: named in errors like schema attributes.
+_COMMON_ATTRIBUTES = frozenset({"id", "externalid", "meta", "schemas"})
 
 
 @dataclass(frozen=True)
@@ -113,7 +118,7 @@ class FilterPolicy:
                     stack.extend((current.right, current.left))
             elif isinstance(current, ValueFilter):
                 if outer is not None or not self.value_filters:
-                    self._reject(f"the value filter '{current.path}[...]'", resource_type)
+                    self._reject("a value filter 'attribute[...]'", resource_type)
                 self._check(current.filter, resource_type, current.path)
             else:
                 self._check_form(current, resource_type, outer)
@@ -125,7 +130,14 @@ class FilterPolicy:
         name = self._name(path, resource_type, outer)
         op = node.op if isinstance(node, Compare) else "pr"
         entry = self._index.get((resource_type.lower(), name.lower(), op))
-        shown = f"{path} {op}" if outer is None else f"{outer}[{path} {op}]"
+        # An attribute name the policy does not know is not quoted back: it is client text.
+        known = (
+            resolve(name, resource_type) is not None
+            or name.split(".", 1)[0].lower() in _COMMON_ATTRIBUTES
+            or any(key[:2] == (resource_type.lower(), name.lower()) for key in self._index)
+        )
+        named = str(path) if known else "an attribute"
+        shown = f"{named} {op}" if outer is None else f"{outer}[{named} {op}]"
         if entry is None:
             self._reject(f"{shown!r}", resource_type)
         elif isinstance(node, Compare) and type(node.value) not in entry[1]:

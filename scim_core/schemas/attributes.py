@@ -197,7 +197,8 @@ USER_SCHEMA = Schema(
             required=True,
             description=(
                 "The user's administrative status; false is an enforced disable. Always set:"
-                " true when a create omits it; it cannot be removed, only replaced."
+                " true when a create omits it; a PUT without it (or with null) keeps it; it"
+                " cannot be removed or nulled by PATCH, only replaced with true or false."
             ),
         ),
         Attribute(

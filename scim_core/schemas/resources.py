@@ -23,6 +23,7 @@ __all__ = [
     "EmailSchema",
     "GroupSchema",
     "UserSchema",
+    "group_name_problem",
     "validate_group",
     "validate_user",
 ]
@@ -116,12 +117,45 @@ class _User(_Strict):
 GROUP_NAME_MAX_BYTES = 240
 
 
-def _group_name(name: str) -> None:
-    """The displayName is the id, in URLs too: no control characters, and it must fit an RDN."""
-    if any(unicodedata.category(c) == "Cc" for c in name):
-        raise ValidationError("It holds a control character.")
+#: Characters no name may hold: controls, invisible format characters (zero-width space and
+#: joiners, direction overrides, the BOM), private-use, unassigned, surrogates, line separators.
+_UNSEEN_CATEGORIES = frozenset({"Cc", "Cf", "Co", "Cn", "Cs", "Zl", "Zp"})
+#: Cyrillic and Greek letters drawn like Latin ones: among Latin letters they make a lookalike
+#: of another name ("admins" spelled with U+0430, a Cyrillic a). Other letters of those scripts
+#: (omega, zhe) do not.
+_LATIN_LOOKALIKES = frozenset(
+    "АВЕЅІЈКМНОРСТУХаеіјорсуухѕԁԛԝһӏвкмнт"  # Cyrillic
+    "ΑΒΕΖΗΙΚΜΝΟΡΤΥΧαικνορτυχ"  # Greek
+)
+
+
+def _has_latin_letter(name: str) -> bool:
+    return any(c.isalpha() and unicodedata.name(c, "").startswith("LATIN") for c in name)
+
+
+def group_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be a group's name (its id, in URLs too), or ``None`` if it can.
+
+    The same rule decides a create and a lookup (by id or ``displayName eq``), so a name that
+    could never be created never finds an entry through folding or lookalike characters.
+    """
+    if any(unicodedata.category(c) in _UNSEEN_CATEGORIES for c in name):
+        return "It holds a control, invisible or unassigned character."
+    if unicodedata.normalize("NFKC", name) != name:
+        return "Write it in Unicode NFKC form (for example no full-width or ligature letters)."
+    if any(c in _LATIN_LOOKALIKES for c in name) and _has_latin_letter(name):
+        return "It mixes Latin letters with Cyrillic or Greek ones drawn like them."
+    if name.lower() == ".search" or any(part in ("", ".", "..") for part in name.split("/")):
+        return "It must be a URL path of its own: not '.search', no empty, '.' or '..' part."
     if len(name.encode("utf-8", "surrogatepass")) > GROUP_NAME_MAX_BYTES:
-        raise ValidationError(f"At most {GROUP_NAME_MAX_BYTES} bytes of UTF-8 (it is the cn).")
+        return f"At most {GROUP_NAME_MAX_BYTES} bytes of UTF-8 (it is the cn)."
+    return None
+
+
+def _group_name(name: str) -> None:
+    problem = group_name_problem(name)
+    if problem is not None:
+        raise ValidationError(problem)
 
 
 class _Group(_Strict):

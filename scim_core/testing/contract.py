@@ -272,6 +272,31 @@ class BackendContract:
         enabled = client.patch(path, {"op": "replace", "value": {"active": True}})
         assert dict(enabled.body or {})["active"] is True
 
+    def test_only_an_explicit_true_enables(self, client: Client) -> None:
+        """A PUT without active, or with null, keeps a disabled user disabled; a PATCH that
+        removes or nulls active is 400 invalidValue and changes nothing."""
+        name = "keep-" + uuid.uuid4().hex[:10]
+        created = client.ok("POST", "/Users", user_body(name, active=False))
+        path = "/Users/" + created["id"]
+        assert created["active"] is False
+        for body in (user_body(name, title="Absent"), user_body(name, title="Null", active=None)):
+            replaced = client.ok("PUT", path, body)
+            assert replaced["active"] is False, body
+        for operation in (
+            {"op": "remove", "path": "active"},
+            {"op": "replace", "path": "active", "value": None},
+            {"op": "replace", "value": {"active": None}},
+        ):
+            refused = client.patch(
+                path, operation, {"op": "replace", "path": "title", "value": "X"}
+            )
+            assert refused.status == 400, operation
+            assert dict(refused.body or {})["scimType"] == "invalidValue"
+            after = client.ok("GET", path)
+            assert after["active"] is False and after["title"] == "Null", operation
+        assert client.ok("PUT", path, user_body(name, active=True))["active"] is True
+        assert client.ok("PUT", path, user_body(name))["active"] is True
+
     def test_bare_array_patch_and_pathless_values(self, client: Client) -> None:
         """A bare array of operations, and path-less dotted or URN keys, work."""
         created = client.ok("POST", "/Users", user_body())

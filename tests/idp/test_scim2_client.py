@@ -24,7 +24,7 @@ from scim2_models import (
 def scim(app):
     transport = httpx2.WSGITransport(app=app)
     with httpx2.Client(
-        base_url="http://scim.test/scim/v2",
+        base_url="http://localhost/scim/v2",
         transport=transport,
         headers={"Authorization": f"Bearer {TOKEN}"},
     ) as http_client:

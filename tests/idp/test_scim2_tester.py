@@ -106,7 +106,7 @@ def app():
     with SlapdInstance() as slapd:
         backend = LdapBackend(settings_for(slapd))
         try:
-            yield make_app(backend, TOKEN, log_level="WARNING")
+            yield make_app(backend, TOKEN, log_level="WARNING", public_url="http://scim.test")
         finally:
             backend.close()
 

@@ -95,3 +95,18 @@ def test_the_per_directory_bench_runs_end_to_end(tmp_path):
         assert measured["ok"] and not measured["problems"], (name, measured["problems"])
         assert measured["filter"]["rps"] > 0 and measured["filter"]["errors"] == 0, name
         assert measured["group"]["members"] == 50 and measured["group"]["wrong_answers"] == 0, name
+
+
+def test_the_hostile_suite_finds_every_rule_kept(tmp_path):
+    """``python -m bench.hostile --smoke``: the shipped gunicorn setup under attack keeps every
+    rule (SCIM bodies only, no 5xx but by design, no canary, the body limit, a stalled body
+    answered, availability with idle and slow clients held open, 503 in an outage)."""
+    command = [sys.executable, "-m", "bench.hostile", "--smoke", "--output", str(tmp_path)]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=240)
+    results = json.loads((tmp_path / "hostile.json").read_text(encoding="utf-8"))
+    assert results["broken"] == [], results["broken"]
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr[-4000:]}"
+    assert results["attacks"]["tried"] >= 200
+    assert results["held"]["polls"] > 0 and results["held"]["availability"] == 1.0
+    assert results["memory"]["chunked"]["status"] == 413
+    assert results["outage"]["statuses"] == {"503": results["outage"]["requests"]}

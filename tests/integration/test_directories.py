@@ -8,12 +8,15 @@ not expect must fail the operation at once, never after the timeout.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 import uuid
 from typing import Any
 
 import pytest
 from scim_http import Http, make_app
+
+from scim_core.testing._common import simple_bind
 
 ENTERPRISE = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"
 PATCH_OP = "urn:ietf:params:scim:api:messages:2.0:PatchOp"
@@ -118,6 +121,101 @@ def test_a_disabled_user_stays_disabled_through_a_password_change(
     response = patch(http, path, {"op": "replace", "path": "password", "value": NEW_PASSWORD})
     assert response.status_code == 200 and body_of(response)["active"] is False
     assert not binds(directory, directory_backend, user, NEW_PASSWORD)
+
+
+def _binder(directory, dn):
+    """A fast bind check for a race: a raw BindRequest (slapd's can_bind runs a program)."""
+    if directory.dialect == "openldap":
+        return lambda password: simple_bind(directory.host, directory.port, dn, password) == 0
+    return lambda password: directory.can_bind(dn, password)
+
+
+def test_a_disabled_user_cannot_bind_at_any_instant_while_its_password_changes(
+    http, directory, directory_backend
+):
+    """A binder hammers the account while its password changes again and again (PATCH and
+    PUT). The directory lifting its lock with each password (OpenLDAP's ppolicy) once let
+    about one bind in twenty through before the service locked it again."""
+    user = new_user(http, password=PASSWORD, active=False)
+    path = "/Users/" + user["id"]
+    bind = _binder(directory, dn_of(directory_backend, user))
+    passwords = [f"Race-{n}-Pa55word!" for n in range(4)]
+    stop = threading.Event()
+    tries = successes = 0
+
+    def hammer() -> None:
+        nonlocal tries, successes
+        deadline = time.monotonic() + 60
+        while not stop.is_set() and time.monotonic() < deadline and tries < 20_000:
+            for password in passwords:
+                tries += 1
+                successes += bind(password)
+
+    thread = threading.Thread(target=hammer, daemon=True)
+    thread.start()
+    try:
+        round_ = 0
+        started = time.monotonic()
+        while (round_ < 12 or tries < 100) and time.monotonic() - started < 40 and round_ < 2000:
+            round_ += 1
+            password = passwords[round_ % len(passwords)]
+            if round_ % 2:
+                body = {
+                    "userName": user["userName"],
+                    "name": {"givenName": "Dora", "familyName": "Rectory"},
+                    "emails": user["emails"],
+                    "password": password,
+                }
+                response = http("PUT", path, json=body)
+            else:
+                operation = {"op": "replace", "path": "password", "value": password}
+                response = patch(http, path, operation)
+            assert response.status_code == 200 and body_of(response)["active"] is False
+    finally:
+        stop.set()
+        thread.join(timeout=30)
+    assert tries >= 100 and round_ >= 12, (tries, round_)
+    assert successes == 0, f"{successes} of {tries} binds of a disabled user succeeded"
+    assert not any(bind(password) for password in passwords)
+
+
+@pytest.mark.parametrize("form", ["PUT", "PATCH"])
+def test_a_refused_password_leaves_the_whole_entry_as_it_was(
+    http, directory, directory_backend, form
+):
+    """Rename, title, disable and a password the policy refuses, in one request: 400, and
+    nothing of it is written."""
+    user = new_user(http, password=PASSWORD, title="Before")
+    path = "/Users/" + user["id"]
+    before = body_of(http("GET", path))
+    renamed = "dz" + uuid.uuid4().hex[:10] + "@example.org"
+    if form == "PUT":
+        body = {
+            "userName": renamed,
+            "name": {"givenName": "Dora", "familyName": "Rectory"},
+            "emails": user["emails"],
+            "title": "After",
+            "active": False,
+            "password": "short",
+        }
+        response = http("PUT", path, json=body)
+    else:
+        response = patch(
+            http,
+            path,
+            {"op": "replace", "path": "userName", "value": renamed},
+            {"op": "replace", "path": "title", "value": "After"},
+            {"op": "replace", "path": "active", "value": False},
+            {"op": "replace", "path": "password", "value": "short"},
+        )
+    assert response.status_code == 400, body_of(response)
+    after = body_of(http("GET", path))
+    for document in (before, after):
+        document.pop("meta")
+    assert after == before
+    assert binds(directory, directory_backend, user, PASSWORD)
+    found = http("GET", "/Users", query_string={"filter": f'userName eq "{renamed}"'})
+    assert body_of(found)["totalResults"] == 0
 
 
 def test_a_refused_password_leaves_nothing_behind(http, directory):

@@ -431,7 +431,7 @@ def _group_names():
 @pytest.mark.parametrize("name", ["new\nline", "tab\tbed", "nul\u0000", "del\u007f", "c1\u0085"])
 def test_group_names_with_control_characters_are_400(http, untouched, name):
     body = sane(http("POST", "/Groups", json={"displayName": name}), 400)
-    assert "control character" in body["detail"] or "NUL" in body["detail"]
+    assert "control, invisible" in body["detail"] or "NUL" in body["detail"]
 
 
 @pytest.mark.parametrize("name", ["€" * 80, "g" * 240, "€" * 81, "é" * 121, "g" * 241, "𝄞" * 61])
@@ -622,3 +622,146 @@ def test_hostile_headers(http, untouched):
     for authorization in ["Bearer " + "x" * 100000, "Bearer é", "Bearer \t", "Basic " + TOKEN]:
         response = http("GET", "/Users", token=None, headers={"Authorization": authorization})
         sane(response, 401)
+
+
+# --------------------------------------------------------------------------- names and echoes
+
+
+ROUND_TRIP_NAMES = ["x/", "/x", "/", "//", ".search", "a//b", "..", ".", "a/./b", "a/../x"]
+ROUND_TRIP_NAMES += ["%2F", "x?y", "x#y", "x%", "x%2F", "a/b", "x y", "x+y"]
+
+
+@pytest.mark.parametrize("name", ROUND_TRIP_NAMES)
+def test_a_group_name_is_refused_or_its_location_reaches_it_alone(http, untouched, name):
+    decoy = "hostile-decoy-" + uuid.uuid4().hex[:6]
+    assert http("POST", "/Groups", json={"displayName": decoy}).status_code == 201
+    full = f"{decoy}{name}" if name not in (".", "..", ".search", "/", "//") else name
+    created = http("POST", "/Groups", json={"displayName": full})
+    if created.status_code == 400:
+        assert "URL path" in sane(created, 400)["detail"]
+        return
+    body = sane(created, 201)
+    location = created.headers["Location"]
+    assert location == body["meta"]["location"]
+    path = location.split("/scim/v2", 1)[1]
+    assert sane(http("GET", path), 200)["displayName"] == full
+    member = [{"op": "add", "path": "members", "value": [{"value": untouched["id"]}]}]
+    assert sane(http("PATCH", path, json=member), 200)["displayName"] == full
+    decoy_members = sane(http("GET", f"/Groups/{quote(decoy, safe='')}"), 200)
+    assert not decoy_members.get("members"), "the PATCH reached the decoy"
+    remove = [{"op": "remove", "path": f'members[value eq "{untouched["id"]}"]'}]
+    assert sane(http("PATCH", path, json=remove), 200)["displayName"] == full
+
+
+LOOKALIKE_USER_NAMES = ["alice!", "\u0101lice", "alice\u200b", "Jane.Doe+Test@Atko.com", " .alice"]
+
+
+@pytest.mark.parametrize("user_name", LOOKALIKE_USER_NAMES)
+def test_a_user_name_that_would_share_a_uid_is_refused_and_finds_no_one(http, user_name):
+    created = sane(http("POST", "/Users", json=user_body(user_name)), 400)
+    assert created["scimType"] == "invalidValue" and "a-z" in created["detail"]
+    found = http("GET", "/Users", query_string={"filter": f'userName eq "{user_name}"'})
+    assert sane(found, 400)["scimType"] == "invalidFilter"
+
+
+def test_a_user_name_differing_only_in_case_is_the_same_user(http, untouched):
+    found = http("GET", "/Users", query_string={"filter": f'userName eq "{VICTIM.upper()}"'})
+    assert [r["id"] for r in sane(found, 200)["Resources"]] == [untouched["id"]]
+    assert sane(http("POST", "/Users", json=user_body(VICTIM.title())), 409)
+
+
+LOOKALIKE_GROUP_NAMES = [
+    VICTIM_GROUP + "\u200b",  # zero-width space
+    "\u202e" + VICTIM_GROUP,  # right-to-left override
+    VICTIM_GROUP.replace("o", "\u043e"),  # Cyrillic o among Latin letters
+    VICTIM_GROUP.replace("h", "\uff48"),  # full-width h (NFKC folds it)
+    VICTIM_GROUP + "\ufeff",  # byte order mark
+]
+
+
+@pytest.mark.parametrize("name", LOOKALIKE_GROUP_NAMES)
+def test_lookalike_group_names_are_refused_on_create_and_lookup(http, untouched, name):
+    assert sane(http("POST", "/Groups", json={"displayName": name}), 400)["scimType"] == (
+        "invalidValue"
+    )
+    found = http("GET", "/Groups", query_string={"filter": f'displayName eq "{name}"'})
+    assert sane(found, 400)["scimType"] == "invalidFilter"
+    sane(http("GET", "/Groups/" + quote(name, safe="")), 404)
+    other_script = sane(http("POST", "/Groups", json={"displayName": "Бухгалтерия"}), 201, 409)
+    assert other_script is not None
+
+
+CANARY = "Canary-Secret-5f2e9"
+
+
+def _canary_requests(victim_id):
+    """(method, path, query, body) with the canary where it does not belong."""
+    user = f"/Users/{victim_id}"
+    patch = [
+        [{"op": CANARY, "path": "title", "value": "x"}],
+        [{"op": "replace", "path": CANARY, "value": "x"}],
+        [{"op": "replace", "path": f"{CANARY}.sub", "value": "x"}],
+        [{"op": "replace", "path": f"emails[{CANARY}]", "value": "x"}],
+        [{"op": "replace", "path": f'emails[type eq "{CANARY}"].{CANARY}', "value": "x"}],
+        [{"op": "replace", "path": f"urn:{CANARY}:title", "value": "x"}],
+        [{"op": "replace", "path": "active", "value": CANARY}],
+        [{"op": "replace", "path": "password", "value": [CANARY]}],
+        [{"op": "replace", "path": "password", "value": {"value": CANARY}}],
+        [{"op": "add", "path": "emails", "value": [{"value": CANARY, "primary": "maybe"}]}],
+        [{"op": "replace", "path": "name", "value": CANARY}],
+        [{"op": "replace", "value": {"active": CANARY}}],
+        [{"op": "replace", "value": {"name": {"givenName": [CANARY]}}}],
+        [{"op": "remove", "path": f"members[value eq {CANARY}]"}],
+    ]
+    requests = [("PATCH", user, None, body) for body in patch]
+    requests += [("PATCH", f"/Groups/{VICTIM_GROUP}", None, body) for body in patch]
+    for value in (CANARY, f"{CANARY} eq 1", f'userName eq "x" {CANARY}', f"userName {CANARY}"):
+        requests.append(("GET", "/Users", {"filter": value}, None))
+        requests.append(("GET", "/Groups", {"filter": value}, None))
+        requests.append(("POST", "/Users/.search", None, {"filter": value}))
+    for key in ("count", "startIndex", "sortBy", "sortOrder"):
+        requests.append(("GET", "/Users", {key: CANARY}, None))
+    requests.append(("POST", "/Users/.search", None, {"count": CANARY, "attributes": CANARY}))
+    requests.append(("GET", f"/Users/{CANARY}", None, None))
+    requests.append(("GET", f"/Groups/{CANARY}", None, None))
+    requests.append(("DELETE", f"/Users/{CANARY}", None, None))
+    requests.append(("GET", f"/{CANARY}", None, None))
+    bodies = [
+        user_body("canary-a", password=[CANARY]),
+        user_body("canary-b", active=CANARY),
+        user_body(CANARY + "!"),
+        user_body("canary-c", emails=CANARY),
+        {**user_body("canary-d"), "name": {"givenName": {CANARY: 1}}},
+        {
+            **user_body("canary-e"),
+            "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User": CANARY,
+        },
+        {"displayName": CANARY + "\u200b"},
+        {"displayName": [CANARY]},
+    ]
+    requests += [("POST", "/Users", None, body) for body in bodies]
+    requests += [("PUT", user, None, body) for body in bodies[:6]]
+    requests.append(("POST", "/Groups", None, {"displayName": "g", "members": [{"value": CANARY}]}))
+    requests.append(("POST", "/Groups", None, {"displayName": CANARY + "\u200b"}))
+    return requests
+
+
+def test_error_bodies_never_carry_the_input_a_secret_could_be_in(http, untouched):
+    """A password pasted in the wrong place must not come back; nor LDAP or Python internals."""
+    from ldap3.core.results import RESULT_CODES
+
+    internals = set(RESULT_CODES.values()) - {"success", "other", "busy", "unavailable"}
+    internals |= {"{'", "Traceback", "<class", "ldap3", "LDAP"}
+    requests = _canary_requests(untouched["id"])
+    assert len(requests) >= 40
+    seen = 0
+    for method, path, query, body in requests:
+        response = http(method, path, json=body, query_string=query)
+        if response.status_code < 400:
+            continue
+        seen += 1
+        text = response.get_data(as_text=True)
+        assert CANARY not in text, (method, path, query, body, text)
+        found = [word for word in internals if word in text]
+        assert not found, (method, path, found, text)
+    assert seen >= 40

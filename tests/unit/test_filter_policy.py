@@ -51,8 +51,8 @@ REJECTED = [
     ("User", 'userName eq "a" or userName eq "b"', "the logical operator 'or'"),
     ("User", "not (active eq true)", "the logical operator 'not'"),
     # Value filters and other schemas.
-    ("User", 'emails[value eq "x"]', "the value filter 'emails[...]'"),
-    ("User", f'{GROUP}:userName eq "x"', f"'{GROUP}:userName eq'"),
+    ("User", 'emails[value eq "x"]', "a value filter 'attribute[...]'"),
+    ("User", f'{GROUP}:userName eq "x"', "'an attribute eq'"),
     ("User", f'{ENTERPRISE}:employeeNumber eq "1"', f"'{ENTERPRISE}:employeeNumber eq'"),
     # Value types: active takes booleans only, the others strings only.
     ("User", 'active eq "true"', "'active eq' with a string value"),
@@ -61,7 +61,7 @@ REJECTED = [
     ("User", "userName eq 42", "'userName eq' with a number value"),
     ("User", "email eq null", "'email eq' with a null value"),
     # Attributes of the other resource type.
-    ("Group", 'userName eq "x"', "'userName eq' on Group"),
+    ("Group", 'userName eq "x"', "'an attribute eq' on Group"),
     ("User", 'displayName eq "x"', "'displayName eq' on User"),
     ("Group", 'members.value eq "x"', "'members.value eq'"),
 ]
@@ -132,7 +132,7 @@ def test_wider_policy(text: str) -> None:
     ("text", "offending"),
     [
         ('emails[type eq "work" and value eq "x"]', "'emails[value eq]'"),
-        ("emails[display pr]", "'emails[display pr]'"),
+        ("emails[display pr]", "'emails[an attribute pr]'"),
         ('age gt "30"', "'age gt' with a string value"),
         ('userName sw "J" and title co "x"', "'title co'"),
     ],

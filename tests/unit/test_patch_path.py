@@ -95,13 +95,13 @@ def test_attr_key() -> None:
         ('emails[type eq "work"', 22, "expected 'and', 'or' or ']'"),
         ('emails[type eq "work"].', 23, "unexpected '.'"),
         ('emails[type eq "work"]]', 23, "unexpected ']'"),
-        ('emails[type eq "work"].value.x', 29, "unexpected '.x'"),
-        ("name.givenName.x", 15, "unexpected '.x'"),
-        ("userName eq", 10, "unexpected 'eq'; expected '[' or the end"),
+        ('emails[type eq "work"].value.x', 29, "unexpected '.'; expected the end"),
+        ("name.givenName.x", 15, "unexpected '.'"),
+        ("userName eq", 10, "expected '[' or the end"),
         ("emails[type[value pr]]", 12, "unexpected '['"),
         ("emails[]", 8, "unexpected ']'"),
         ("(members)", 1, "unexpected '('"),
-        ("a b", 3, "unexpected 'b'"),
+        ("a b", 3, "expected '[' or the end"),
     ],
 )
 def test_path_errors(text: str, column: int, reason: str) -> None:

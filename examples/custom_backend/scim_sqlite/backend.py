@@ -195,7 +195,7 @@ class SqliteBackend:
             "SELECT id FROM users WHERE user_name_key = ?", (user_name.casefold(),)
         ).fetchone()
         if row is not None and row[0] != user_id:
-            raise Uniqueness(f"userName {user_name} is taken.")
+            raise Uniqueness("This userName is taken.")
 
     def _check_manager(self, db: sqlite3.Connection, user: Resource) -> None:
         manager = ((user.get(ENTERPRISE_URN) or {}).get("manager") or {}).get("value")
@@ -392,7 +392,7 @@ class SqliteBackend:
             i for i in wanted if not db.execute("SELECT 1 FROM users WHERE id = ?", (i,)).fetchone()
         ]
         if unknown:
-            raise InvalidValue("Unknown member ids: " + ", ".join(unknown) + ".")
+            raise InvalidValue(f"No user has the member ids sent ({len(unknown)} unknown).")
         return wanted
 
     def get_group(self, group_id: str, members: bool = True) -> Resource | None:
@@ -421,7 +421,7 @@ class SqliteBackend:
         now = _now()
         with self._transaction() as db:
             if self._find_group(db, name):
-                raise Uniqueness(f"Group {name} exists.")
+                raise Uniqueness("A group with this displayName exists already.")
             members = self._known_users(db, (m["value"] for m in group.get("members") or ()))
             db.execute(
                 "INSERT INTO groups (id, name_key, created, last_modified, version)"

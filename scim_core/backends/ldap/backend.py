@@ -279,7 +279,8 @@ class LdapBackend:
         found = self._dns_for_ids(ids)
         unknown = [i for i in dict.fromkeys(ids) if i not in found]
         if unknown:
-            raise InvalidValue(f"Unknown {what}: " + ", ".join(unknown) + ".")
+            # The ids are not quoted back: a client may have put anything there.
+            raise InvalidValue(f"No user has the {what} sent ({len(unknown)} unknown).")
         return [found[i] for i in dict.fromkeys(ids)]
 
     # ================================================================= users
@@ -476,7 +477,7 @@ class LdapBackend:
         values[self.profile.user_name_attribute] = [name]
         values.setdefault(self.profile.user_naming, [name])
         if self.profile.user_naming != self.profile.user_name_attribute and self._name_taken(name):
-            raise Uniqueness(f"userName {name} is taken.")
+            raise Uniqueness("This userName is taken.")
         if self.profile.account_name:
             values[self.profile.account_name] = [self._free_account_name(name)]
         external = bool(self.settings.external_id_attribute and user.get("externalId"))
@@ -487,6 +488,11 @@ class LdapBackend:
         # once the password is in, so no instant has an enabled user without it.
         password_after = password is not None and not in_add
         values.update(self.profile.initial_attributes(active and not password_after))
+        bind_guard = self.profile.bind_guard if password_after else None
+        if bind_guard is not None:
+            # The password lifts the lock the entry is born with; this holds binds shut
+            # until the create is finished, whatever the client asked for.
+            values[bind_guard[0]] = [bind_guard[1]]
         pending = self.settings.pending_attribute if password_after else None
         stamp = _pending_stamp() if pending else ""
         if pending:
@@ -517,7 +523,7 @@ class LdapBackend:
             if taken and pending:
                 current = self._take_over_pending(dn, pending, stamp)
             if taken and current is None:
-                raise Uniqueness(f"userName {user['userName']} is taken.") from None
+                raise Uniqueness("This userName is taken.") from None
             if in_add and error.result == CONSTRAINT_VIOLATION:
                 raise _password_refused(error) from None
             if not taken:
@@ -585,6 +591,8 @@ class LdapBackend:
             )
             changes.pop("objectClass", None)  # the class came with the stamp
         changes.update(self._lock_after_password(dn, active))
+        if self.profile.bind_guard is not None:
+            changes[self.profile.bind_guard[0]] = [(MODIFY_REPLACE, [])]
         guard = []
         if pending:
             changes[pending] = [(MODIFY_REPLACE, [])]
@@ -593,7 +601,7 @@ class LdapBackend:
             return self._modify_user(dn, changes, guard)
         except VersionConflict:
             # Another retry of the same create took the entry over and answers for it.
-            raise Uniqueness(f"userName {user['userName']} is taken.") from None
+            raise Uniqueness("This userName is taken.") from None
 
     def update_user(
         self, user_id: str, current: Resource, desired: Resource, password: Secret | None
@@ -616,22 +624,51 @@ class LdapBackend:
         # operation's controls and so refuses any modrdn that carries an assertion.
         renamed = desired["userName"] != current["userName"]
         if renamed and self._name_taken(desired["userName"]):
-            raise Uniqueness(f"userName {desired['userName']} is taken.")
+            raise Uniqueness("The new userName is taken.")
         modrdn = renamed and self.profile.user_naming == self.profile.user_name_attribute
         if renamed and not modrdn:
             changes[self.profile.user_name_attribute] = [(MODIFY_REPLACE, [desired["userName"]])]
         written = None
-        if changes:
+        if password is not None:
+            written = self._write_with_password(dn, current, desired, changes, password)
+        elif changes:
             written = self._modify_user(dn, changes, self._version_guard(current))
         if modrdn:
             dn = self._rename(dn, current["userName"], desired["userName"])
             written = None  # a new DN (and version): read it
-        if password is not None:
-            self._set_password(dn, password)
-            written = None  # the password change moved the version on
-            if not desired.get("active", True):
-                written = self._modify_user(dn, self._lock_after_password(dn, False), [])
         return self._read_user_by_dn(dn, written)
+
+    def _write_with_password(
+        self,
+        dn: str,
+        current: Resource,
+        desired: Resource,
+        changes: dict[str, list[Change]],
+        password: Secret,
+    ) -> Mapping[str, Any] | None:
+        """The password first: it is what a directory refuses (its policy), and a refused one
+        must leave the entry as it was. Then the other changes, with the disable marker
+        written as asked (a password change may have lifted it). Where it does, the profile's
+        bind guard holds binds shut from before the password until the marker is back, so a
+        disabled user cannot bind at any instant."""
+        guard = self.profile.bind_guard
+        disabled = not current.get("active", True) or not desired.get("active", True)
+        if guard is not None and disabled:
+            self._modify_user(
+                dn, {guard[0]: [(MODIFY_REPLACE, [guard[1]])]}, self._version_guard(current)
+            )
+        try:
+            self._set_password(dn, password)
+        except ScimError:
+            if guard is not None and disabled:
+                self._modify_user(dn, {guard[0]: [(MODIFY_REPLACE, [])]}, [])
+            raise
+        final = {**changes, **self._lock_after_password(dn, bool(desired.get("active", True)))}
+        if guard is not None and disabled:
+            final[guard[0]] = [(MODIFY_REPLACE, [])]
+        # The version moved with the password, so this modify asserts nothing; the version
+        # was compared before (the guard's modify, or the read the plan was made from).
+        return self._modify_user(dn, final, [])
 
     def _guard(self, ldap_filter: str) -> list[tuple[str, bool, bytes | None]]:
         """An RFC 4528 assertion on ``ldap_filter`` where the server has the control; none
@@ -705,7 +742,7 @@ class LdapBackend:
         for candidate in candidates:
             if candidate.lower() not in taken:
                 return candidate
-        raise Uniqueness(f"userName {name} is taken (its account name is in use).")
+        raise Uniqueness("This userName is taken (its account name is in use).")
 
     def _rename(self, dn: str, old_name: str, new_name: str) -> str:
         """modrdn to the new name; group memberships follow (value by value, idempotently)."""
@@ -718,7 +755,7 @@ class LdapBackend:
             self.connections.run(modrdn, retry=False)
         except LDAPOperationResult as error:
             if error.result in (ALREADY_EXISTS, CONSTRAINT_VIOLATION):
-                raise Uniqueness(f"userName {new_name} is taken.") from None
+                raise Uniqueness("This userName is taken.") from None
             raise _naming_error(error, "the user") from None
         new_dn = self.user_dn(new_name)
         for group_dn in self._groups_with_member(dn):
@@ -857,7 +894,7 @@ class LdapBackend:
             self.connections.run(add, retry=False)
         except LDAPOperationResult as error:
             if error.result == ALREADY_EXISTS:
-                raise Uniqueness(f"Group {name} exists already.") from None
+                raise Uniqueness("A group with this displayName exists already.") from None
             raise _naming_error(error, "the group") from None
         created = self.get_group(name)
         if created is None:

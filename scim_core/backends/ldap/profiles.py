@@ -140,6 +140,10 @@ class DirectoryProfile:
     :param dn_attribute: an attribute holding the entry's own DN, to resolve manager DNs to
         ids in one search (``None``: the RDN is the userName, read from the DN itself).
     :param schema: the parts of the service's schema extension the directory has by default.
+    :param bind_guard: (attribute, value) that stops binds and survives a password change,
+        held while a password is set where setting one lifts the disable marker (OpenLDAP's
+        ppolicy deletes ``pwdAccountLockedTime``; its ``pwdEndTime`` in the past stays);
+        ``None`` where the marker survives a password change (389-DS, AD).
     """
 
     name: str
@@ -168,6 +172,7 @@ class DirectoryProfile:
     ordering_rule: str | None = None
     dn_attribute: str | None = None
     schema: SchemaExtension = SchemaExtension()
+    bind_guard: tuple[str, str] | None = None
 
     # ----------------------------------------------------------------- ids
 
@@ -266,6 +271,7 @@ OPENLDAP = DirectoryProfile(
     lock_value="000001010000Z",
     ordering_rule="caseIgnoreOrderingMatch",  # uid and cn have no ordering rule of their own
     schema=_SCIM_SCHEMA,
+    bind_guard=("pwdEndTime", "19700101000000Z"),
 )
 DS389 = replace(
     OPENLDAP,
@@ -280,6 +286,7 @@ DS389 = replace(
     lock_value="TRUE",
     ordering_rule=None,  # 389-DS refuses caseIgnoreOrderingMatch in a sort request
     dn_attribute="entrydn",
+    bind_guard=None,  # a password change leaves nsAccountLock alone
 )
 ACTIVE_DIRECTORY = DirectoryProfile(
     name="ad",

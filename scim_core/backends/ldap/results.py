@@ -50,6 +50,17 @@ ASSERTION_FAILED: Final = 122
 _Outcome = Callable[[str, str], ScimError]
 
 
+#: What a client-side refusal means, in SCIM terms (the LDAP result name stays in the log).
+_CLIENT_REASONS: Mapping[int, str] = {
+    16: "an attribute to change is not there",
+    19: "a value breaks the directory's rules (a password policy, a value's size or form)",
+    20: "a value is there already",
+    21: "a value does not have the form its attribute needs",
+    34: "a name does not have the form the directory needs",
+    64: "the directory cannot hold this name",
+}
+
+
 def _client(what: str, description: str) -> ScimError:
     return InvalidValue(f"The directory refused {what}: {description}.")
 
@@ -95,4 +106,6 @@ def scim_error(error: LDAPOperationResult, what: str) -> ScimError:
     outcome = OUTCOMES.get(code, _directory)
     if outcome is _directory:
         log.error("directory refused %s with result %s (%s)", what, code, description)
-    return outcome(what, description)
+    else:
+        log.info("directory refused %s with result %s (%s)", what, code, description)
+    return outcome(what, _CLIENT_REASONS.get(code, "the request does not fit the directory"))
