@@ -519,7 +519,8 @@ def run(config: Config, output: Path) -> tuple[dict[str, Any], list[str]]:
     results: dict[str, Any] = {
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": machine_info("python"),
-        "config": config.__dict__ | {"workers": WORKERS},
+        "config": config.__dict__
+        | {"workers": WORKERS, "worker_class": os.environ.get("SCIM_WORKER_CLASS", "shipped")},
     }
     with (
         tempfile.TemporaryDirectory(prefix="scim-hostile-") as scratch,
@@ -534,6 +535,10 @@ def run(config: Config, output: Path) -> tuple[dict[str, Any], list[str]]:
             "SCIM_PUBLIC_URL": f"http://127.0.0.1:{port}",
             "PATH": os.environ.get("PATH", ""),
         }
+        # The worker model under test may be chosen (SCIM_WORKER_CLASS=sync to compare).
+        for name in ("SCIM_WORKER_CLASS", "SCIM_THREADS"):
+            if name in os.environ:
+                environment[name] = os.environ[name]
         server = Gunicorn("hostile", port, environment, Path(scratch) / "gunicorn.log")
         server.start()
         try:

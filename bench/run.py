@@ -482,7 +482,9 @@ def wrk_check(runner: Runner, scenarios: dict[str, Scenario]) -> dict[str, Any]:
 def _server_env(slapd: SlapdInstance, token: str, workers: int | None) -> dict[str, str]:
     # Nothing SCIM_* leaks in from the caller (SCIM_LOG_LEVEL=WARNING would hide the cost of
     # the per-request log line): the service runs with its defaults, INFO included.
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SCIM_")}
+    # The worker model under test is the one exception (SCIM_WORKER_CLASS=sync to compare).
+    keep = {"SCIM_WORKER_CLASS", "SCIM_THREADS"}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SCIM_") or k in keep}
     env.update(
         {
             **slapd.service_settings(),
@@ -558,6 +560,7 @@ def run(config: Config, output: Path, keep: bool = False) -> dict[str, Any]:
             "connections": config.connections,
             "latency_connections": config.latency_connections,
             "workers": workers,
+            "worker_class": os.environ.get("SCIM_WORKER_CLASS", "scim_flask.worker.ScimWorker"),
             "generator": config.generator
             + (f" ({results['machine']['wrk']})" if results["machine"].get("wrk") else ""),
             "log_level": "INFO (default), standard error to a file",

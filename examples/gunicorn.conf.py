@@ -13,8 +13,12 @@ import os
 wsgi_app = "scim_flask.wsgi:app"
 bind = os.environ.get("SCIM_BIND", "127.0.0.1:" + os.environ.get("SCIM_PORT", "8080"))
 workers = int(os.environ.get("SCIM_WORKERS", multiprocessing.cpu_count() * 2))
-worker_class = "scim_flask.worker.ScimWorker"
-threads = int(os.environ.get("SCIM_THREADS", 4))
+# SCIM_WORKER_CLASS=sync compares with gunicorn's plain sync workers (make bench does).
+worker_class = os.environ.get("SCIM_WORKER_CLASS", "scim_flask.worker.ScimWorker")
+# One thread per worker: requests reach it complete, so a thread never waits for a client, and
+# a worker runs one request at a time as a sync worker does (more threads only contend for the
+# GIL: make bench measured a higher p99 for writes with 4).
+threads = int(os.environ.get("SCIM_THREADS", 1))
 worker_connections = 1000
 # 0 is gunicorn's own bound of 1 MiB, not unlimited: a filter at the service's limit of 4,096
 # characters, percent-encoded, can be three times as long as gunicorn's default line of 4 KiB.

@@ -3,15 +3,15 @@
 gunicorn's ``gthread`` worker hands a connection to a thread as soon as a byte arrives, and the
 thread then blocks until the request is complete: a client that sends its request slowly (or a
 ``Content-Length`` and then nothing) holds a thread, and a few of them starve every other
-client. This worker reads the request head, and a body of announced length up to the body
-limit, in the worker's event loop, where a waiting connection costs a buffer and no thread; a
+client. This worker reads the request head and its body (of announced length, or chunked) up to
+the body limit in the worker's event loop, where a waiting connection costs a buffer and no thread; a
 thread gets the request once it has fully arrived. Everything is bounded:
 
 - ``SCIM_READ_TIMEOUT`` seconds to send a whole request, from its first byte (or from the
   connection for a client that sends nothing); after it a partial request is answered 408 and
   the connection closed; one that sent nothing is closed;
-- what a worker buffers in all is capped (``_BUFFER_CAP``); beyond it, and for chunked bodies, the
-  body is read by the thread, still within the same deadline;
+- what a worker buffers in all is capped (``_BUFFER_CAP``); beyond it the body is read by the
+  thread, still within the same deadline;
 - ``worker_connections`` bounds the open connections per worker (gunicorn stops accepting).
 
 Errors gunicorn answers itself (a malformed request line, a header past its limits, a bad chunk)
@@ -216,7 +216,11 @@ class ScimWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn has no type in
             return False
         head = bytes(data[: end + 2])
         if _TRANSFER_ENCODING.search(head):
-            return True  # a chunked body is read by the thread, within the deadline
+            # A chunked body waits here until its last chunk seems to have come (or it is
+            # past the limit, which the service refuses): a thread then reads what is
+            # buffered, and anything left within the same deadline.
+            body = len(data) - (end + 4)
+            return data.endswith(b"0\r\n\r\n") or body > self.body_limit + _HEAD_LIMIT
         length = _CONTENT_LENGTH.search(head)
         wanted = int(length.group(1)) if length else 0
         # A body over the limit is refused without being read: no reason to wait for it.

@@ -11,6 +11,8 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -18,6 +20,7 @@ from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import scim_http
@@ -33,6 +36,40 @@ SOAK = os.environ.get("SCIM_SOAK", "") == "1"
 ERROR_URN = "urn:ietf:params:scim:api:messages:2.0:Error"
 #: Attributes every SCIM create writes into the user's entry.
 CREATE_ATTRIBUTES = ("uid", "cn", "sn", "givenName", "mail")
+
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@contextmanager
+def shipped_gunicorn(
+    environment: Mapping[str, str], log: Path, ready: Callable[[], bool]
+) -> Iterator[subprocess.Popen[bytes]]:
+    """gunicorn with the shipped ``examples/gunicorn.conf.py``, started and stopped by PID.
+
+    :param ready: true once the server answers; start-up fails after 30 s with the log's tail.
+    """
+    with log.open("wb") as output:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "-c", str(REPO / "examples" / "gunicorn.conf.py")],
+            cwd=REPO,
+            env=dict(environment),
+            stdin=subprocess.DEVNULL,
+            stdout=output,
+            stderr=output,
+            start_new_session=True,
+        )
+    try:
+        up = wait_until(lambda: process.poll() is None and ready(), timeout=30, interval=0.1)
+        assert up, f"gunicorn did not start: {log.read_text(errors='replace')[-2000:]}"
+        yield process
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 def scale(normal: int, soak: int) -> int:

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -24,9 +22,9 @@ from reliability import (
     Served,
     read_users,
     run_threads,
+    shipped_gunicorn,
     unique,
     user_body,
-    wait_until,
 )
 
 from scim_core.testing.slapd import SlapdInstance, find_free_port
@@ -58,34 +56,13 @@ def gunicorn(
         **directory.service_settings(),
     )
     log = tmp_path_factory.mktemp("gunicorn") / "gunicorn.log"
-    with log.open("wb") as output:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "-c", str(REPO / "examples" / "gunicorn.conf.py")],
-            cwd=REPO,
-            env=environment,
-            stdin=subprocess.DEVNULL,
-            stdout=output,
-            stderr=output,
-            start_new_session=True,
-        )
     served = Served("127.0.0.1", port)
-    try:
-        up = wait_until(
-            lambda: (
-                process.poll() is None and served.call("GET", "/healthz", timeout=1).status == 200
-            ),
-            timeout=30,
-            interval=0.1,
-        )
-        assert up, f"gunicorn did not start: {log.read_text(errors='replace')[-2000:]}"
+
+    def ready() -> bool:
+        return served.call("GET", "/healthz", timeout=1).status == 200
+
+    with shipped_gunicorn(environment, log, ready):
         yield served
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def together(count: int, send: Callable[[int], Result]) -> list[Result]:

@@ -15,14 +15,13 @@ import json
 import os
 import socket
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from reliability import TOKEN, wait_until
+from reliability import TOKEN, shipped_gunicorn, wait_until
 
 from scim_core.testing.slapd import SlapdInstance, find_free_port
 
@@ -39,12 +38,13 @@ LIMIT = 1024 * 1024
 class Server:
     """One gunicorn master (the shipped config) and how to reach it."""
 
-    def __init__(self, port: int, process: subprocess.Popen[bytes], log: Path) -> None:
+    def __init__(self, port: int, process: subprocess.Popen[bytes] | None, log: Path) -> None:
         self.port = port
         self.process = process
         self.log = log
 
     def workers(self) -> list[int]:
+        assert self.process is not None
         text = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children").read_text()
         return [int(pid) for pid in text.split()]
 
@@ -104,35 +104,16 @@ def gunicorn(directory: SlapdInstance, tmp: Path, **settings: str) -> Iterator[S
         **settings,
     )
     log = tmp / f"gunicorn-{port}.log"
-    with log.open("wb") as output:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "-c", str(REPO / "examples" / "gunicorn.conf.py")],
-            cwd=REPO,
-            env=environment,
-            stdin=subprocess.DEVNULL,
-            stdout=output,
-            stderr=output,
-            start_new_session=True,
-        )
-    server = Server(port, process, log)
 
     def ready() -> bool:
         with contextlib.suppress(OSError, http.client.HTTPException):
-            return server.send(request("GET", "/healthz"), timeout=1)[0] == 200
+            return Server(port, None, log).send(request("GET", "/healthz"), timeout=1)[0] == 200
         return False
 
-    try:
-        up = wait_until(lambda: process.poll() is None and ready(), timeout=30, interval=0.1)
-        assert up, f"gunicorn did not start: {log.read_text(errors='replace')[-2000:]}"
+    with shipped_gunicorn(environment, log, ready) as process:
+        server = Server(port, process, log)
         wait_until(lambda: len(server.workers()) == WORKERS, timeout=30, interval=0.1)
         yield server
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 @pytest.fixture(scope="module")
@@ -331,3 +312,22 @@ def _kib(pid: int, field: str) -> int:
         if line.startswith(field + ":"):
             return int(line.split()[1])
     raise AssertionError(f"no {field} for {pid}")
+
+
+def test_slow_chunked_bodies_hold_no_thread(server: Server) -> None:
+    """Chunked bodies sent slowly wait in the event loop like any slow request."""
+    head = request("POST", "/scim/v2/Users", headers={"Transfer-Encoding": "chunked"})
+    sockets = [socket.create_connection(("127.0.0.1", server.port), timeout=10) for _ in range(8)]
+    for sock in sockets:
+        sock.sendall(head + b"1\r\n{\r\n")
+    started = time.monotonic()
+    assert server.send(request("GET", "/healthz"), timeout=2)[0] == 200
+    assert time.monotonic() - started < 1.0
+    for sock in sockets:
+        sock.sendall(b"1\r\n}\r\n0\r\n\r\n")
+    for sock in sockets:
+        response = http.client.HTTPResponse(sock)
+        response.begin()
+        body = json.loads(response.read())
+        assert response.status == 400 and body["scimType"] == "invalidValue", body
+        sock.close()
