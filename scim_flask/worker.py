@@ -3,9 +3,9 @@
 gunicorn's ``gthread`` worker hands a connection to a thread as soon as a byte arrives, and the
 thread then blocks until the request is complete: a client that sends its request slowly (or a
 ``Content-Length`` and then nothing) holds a thread, and a few of them starve every other
-client. This worker reads the request head and its body (of announced length, or chunked) up to
-the body limit in the worker's event loop, where a waiting connection costs a buffer and no thread; a
-thread gets the request once it has fully arrived. Everything is bounded:
+client. This worker reads the request head and its body (of announced length, or chunked) up
+to the body limit in the worker's event loop, where a waiting connection costs a buffer and no
+thread; a thread gets the request once it has fully arrived. Everything is bounded:
 
 - ``SCIM_READ_TIMEOUT`` seconds to send a whole request, from its first byte (or from the
   connection for a client that sends nothing); after it a partial request is answered 408 and
