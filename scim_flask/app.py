@@ -149,7 +149,7 @@ def _blueprint(url_prefix: str) -> Blueprint:
 
     @blueprint.before_request
     def authenticate() -> Response | None:
-        principal = _state()["settings"].tokens.identify(request.headers.get("Authorization"))
+        principal = _state()["settings"].identify(request.headers.get("Authorization"))
         if principal is None:
             failures = _state()["failures"]
             wait = failures.acquire(request.remote_addr or "-") if failures is not None else 0

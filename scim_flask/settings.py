@@ -7,7 +7,15 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from scim_core.config import SERVICE_SETTINGS, ConfigError, ServiceConfig, Setting, read_settings
+from scim_core.config import (
+    SERVICE_SETTINGS,
+    ConfigError,
+    ServiceConfig,
+    Setting,
+    parse_list,
+    read_settings,
+)
+from scim_core.oauth import ASYMMETRIC_ALGORITHMS, JwksKeys, JwtIssuer, looks_like_jwt
 from scim_flask.auth import TokenSet, parse_tokens
 
 __all__ = ["HTTP_SETTINGS", "WORKER_SETTINGS", "AppSettings", "ConfigError"]
@@ -31,6 +39,24 @@ def _seconds(text: str) -> float:
     if not 0 < value <= 300:
         raise ValueError("expected seconds, above 0 and at most 300")
     return value
+
+
+def _algorithms(text: str) -> tuple[str, ...]:
+    names = parse_list(text)
+    wrong = [name for name in names if name not in ASYMMETRIC_ALGORITHMS]
+    if wrong or not names:
+        raise ValueError("expected asymmetric algorithms among " + ", ".join(ASYMMETRIC_ALGORITHMS))
+    return names
+
+
+def _claims(text: str) -> dict[str, str]:
+    claims = {}
+    for item in parse_list(text):
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip() or not value.strip():
+            raise ValueError("expected claim=value, comma-separated")
+        claims[name.strip()] = value.strip()
+    return claims
 
 
 def _public_url(text: str) -> str:
@@ -57,8 +83,54 @@ HTTP_SETTINGS: tuple[Setting[Any], ...] = (
         parse_tokens,
         None,
         "Comma-separated SHA-256 hex digests of the accepted bearer tokens, optionally "
-        "`name=digest` (the name appears in the audit log).",
-        required=True,
+        "`name=digest` (the name appears in the audit log). Required unless "
+        "`SCIM_JWT_ISSUER` is set; both may be.",
+    ),
+    Setting(
+        "SCIM_JWT_ISSUER",
+        str,
+        None,
+        "Accept JWT bearer tokens from this issuer (their `iss`, exactly), e.g. "
+        "`https://login.microsoftonline.com/<tenant>/v2.0`.",
+    ),
+    Setting(
+        "SCIM_JWT_JWKS",
+        str,
+        None,
+        "Where the issuer publishes its signing keys: an https URL (fetched when needed, kept "
+        "an hour, fetched again for an unknown key id at most once a minute) or a file.",
+    ),
+    Setting(
+        "SCIM_JWT_AUDIENCE",
+        parse_list,
+        (),
+        "Comma-separated `aud` values accepted (the app's client id or Application ID URI).",
+    ),
+    Setting(
+        "SCIM_JWT_ALGORITHMS",
+        _algorithms,
+        ASYMMETRIC_ALGORITHMS,
+        "Comma-separated signature algorithms accepted; asymmetric ones only (HMAC and `none` "
+        "are never accepted).",
+    ),
+    Setting(
+        "SCIM_JWT_PRINCIPAL_CLAIMS",
+        parse_list,
+        ("azp", "appid", "client_id", "sub"),
+        "Claims naming the caller in audit lines and rate limits; the first present wins.",
+    ),
+    Setting(
+        "SCIM_JWT_REQUIRED_CLAIMS",
+        _claims,
+        {},
+        "Comma-separated `claim=value` a token must carry (a list or space-separated claim "
+        "such as `roles` or `scp` must contain the value), e.g. `roles=SCIM.Provision`.",
+    ),
+    Setting(
+        "SCIM_JWT_LEEWAY",
+        _seconds,
+        60.0,
+        "Seconds of clock skew allowed when checking `exp`, `nbf` and `iat`.",
     ),
     Setting("SCIM_BACKEND", str, "ldap", "The backend plugin: `ldap` or `memory` (or your own)."),
     Setting("SCIM_LOG_LEVEL", _level, "INFO", "DEBUG, INFO, WARNING or ERROR."),
@@ -101,18 +173,50 @@ class AppSettings:
     """Everything the Flask app needs, read once at start-up."""
 
     service: ServiceConfig
-    tokens: TokenSet
+    tokens: TokenSet | None
     backend: str
     log_level: str
     rate_limit: float = 0.0
     auth_failure_limit: float = 5.0
     public_url: str | None = None
+    jwt_issuer: JwtIssuer | None = None
+
+    def identify(self, authorization: str | None) -> str | None:
+        """The caller's name for a valid ``Authorization: Bearer`` header, else ``None``: a
+        JWT of the configured issuer, or a configured static token.
+
+        :raises scim_core.oauth.KeysUnavailable: a JWT whose keys cannot be fetched yet.
+        """
+        scheme, _, token = (authorization or "").partition(" ")
+        token = token.strip()
+        if self.jwt_issuer is not None and scheme.lower() == "bearer" and looks_like_jwt(token):
+            return self.jwt_issuer.identify(token)
+        return self.tokens.identify(authorization) if self.tokens is not None else None
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> AppSettings:
         """Read ``SCIM_*`` variables; :class:`ConfigError` names the first bad one."""
         values = read_settings(HTTP_SETTINGS, environ)
+        issuer = None
+        if values["SCIM_JWT_ISSUER"]:
+            for needed in ("SCIM_JWT_JWKS", "SCIM_JWT_AUDIENCE"):
+                if not values[needed]:
+                    raise ConfigError(f"{needed} is required with SCIM_JWT_ISSUER.")
+            issuer = JwtIssuer(
+                issuer=values["SCIM_JWT_ISSUER"],
+                keys=JwksKeys(values["SCIM_JWT_JWKS"]),
+                audiences=values["SCIM_JWT_AUDIENCE"],
+                algorithms=values["SCIM_JWT_ALGORITHMS"],
+                principal_claims=values["SCIM_JWT_PRINCIPAL_CLAIMS"],
+                required_claims=values["SCIM_JWT_REQUIRED_CLAIMS"],
+                leeway=values["SCIM_JWT_LEEWAY"],
+            )
+        elif values["SCIM_TOKENS_SHA256"] is None:
+            raise ConfigError(
+                "SCIM_TOKENS_SHA256 is required (or SCIM_JWT_ISSUER): no caller could authenticate."
+            )
         return cls(
+            jwt_issuer=issuer,
             service=ServiceConfig.from_environ(environ),
             tokens=values["SCIM_TOKENS_SHA256"],
             backend=values["SCIM_BACKEND"],

@@ -55,7 +55,7 @@ def _default(setting: Any) -> str:
     if setting.required:
         return "(required)"
     value = setting.default
-    if value is None or value == "":
+    if value is None or (isinstance(value, (str, tuple, list, dict)) and not value):
         return ""
     if isinstance(value, bool):
         return "``true``" if value else "``false``"
