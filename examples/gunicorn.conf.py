@@ -9,6 +9,17 @@ by workers and instances.
 
 import multiprocessing
 import os
+import shutil
+import tempfile
+
+# Every worker writes its metrics here and /metrics adds them up (a folder per server start,
+# removed when it stops). Set before prometheus_client is imported: it decides then.
+if "PROMETHEUS_MULTIPROC_DIR" not in os.environ:
+    _metrics_dir = os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="scim-metrics-")
+else:
+    _metrics_dir = None
+
+from prometheus_client import multiprocess
 
 wsgi_app = "scim_flask.wsgi:app"
 bind = os.environ.get("SCIM_BIND", "127.0.0.1:" + os.environ.get("SCIM_PORT", "8080"))
@@ -28,6 +39,19 @@ graceful_timeout = 10
 keepalive = 5
 max_requests = 10000
 max_requests_jitter = 1000
+
+
+def child_exit(server, worker):
+    """Forget an exited worker's live gauges (its counters stay in the totals)."""
+    multiprocess.mark_process_dead(worker.pid)
+
+
+def on_exit(server):
+    """Remove the metrics folder this configuration made."""
+    if _metrics_dir is not None:
+        shutil.rmtree(_metrics_dir, ignore_errors=True)
+
+
 accesslog = None  # the app writes one structured line per request itself
 errorlog = "-"
 loglevel = "warning"

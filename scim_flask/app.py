@@ -30,6 +30,7 @@ from scim_core.errors import (
 )
 from scim_core.messages import SCIM_MEDIA_TYPE, ScimRequest, ScimResponse
 from scim_core.service import ScimService, error_response
+from scim_flask import metrics
 from scim_flask.logs import configure_logging
 from scim_flask.ratelimit import TokenBuckets
 from scim_flask.settings import AppSettings
@@ -154,6 +155,7 @@ def _blueprint(url_prefix: str) -> Blueprint:
             failures = _state()["failures"]
             wait = failures.acquire(request.remote_addr or "-") if failures is not None else 0
             error: ScimError = Unauthorized()
+            metrics.refused("authentication_throttled" if wait else "unauthenticated")
             if wait:
                 error = TooManyRequests(
                     f"Too many requests without a valid token; retry after {wait} s.",
@@ -164,6 +166,7 @@ def _blueprint(url_prefix: str) -> Blueprint:
         limiter = _state()["limiter"]
         wait = limiter.acquire(principal) if limiter is not None else 0
         if wait:
+            metrics.refused("rate_limited")
             return _error(
                 TooManyRequests(
                     f"The rate limit of this token is exhausted; retry after {wait} s.",
@@ -234,6 +237,11 @@ def _register_handlers(app: Flask, url_prefix: str) -> None:
         if "scim_request_id" not in g:
             start_timer()
         response.headers["X-Request-Id"] = g.scim_request_id
+        elapsed = time.perf_counter() - g.scim_started
+        route = metrics.route_of(request.path, request.script_root + url_prefix)
+        metrics.observe_request(
+            route, request.method, response.status_code, g.get("scim_principal"), elapsed
+        )
         request_log.info(
             "%s %s %s",
             request.method,
@@ -244,7 +252,7 @@ def _register_handlers(app: Flask, url_prefix: str) -> None:
                 "method": request.method,
                 "path": request.path,
                 "status": response.status_code,
-                "duration_ms": round((time.perf_counter() - g.scim_started) * 1000, 2),
+                "duration_ms": round(elapsed * 1000, 2),
                 "principal": g.get("scim_principal"),
             },
         )
@@ -289,8 +297,19 @@ def _register_handlers(app: Flask, url_prefix: str) -> None:
         try:
             _state()["service"].check_ready()
         except ScimError as error:
+            metrics.observe_readiness(False)
             return _error(error)
+        metrics.observe_readiness(True)
         return Response('{"status":"ready"}', 200, content_type="application/json")
+
+    @app.get("/metrics")
+    def metrics_endpoint() -> Response:
+        # Behind the same bearer tokens as /scim/v2: a scraper sends one (Prometheus's
+        # `authorization` setting); the counts name callers, which is not for everyone.
+        if _state()["settings"].identify(request.headers.get("Authorization")) is None:
+            metrics.refused("unauthenticated")
+            return _error(Unauthorized())
+        return Response(metrics.scrape(), 200, content_type=metrics.CONTENT_TYPE)
 
 
 def create_app(

@@ -1,0 +1,95 @@
+"""Prometheus metrics of the HTTP adapter, counted across every gunicorn worker.
+
+With ``PROMETHEUS_MULTIPROC_DIR`` set (the shipped gunicorn config sets it to a folder of its
+own before the workers start, and forgets a worker's files when it exits), each worker writes its
+samples there and ``/metrics`` adds them up, so one scrape sees the whole server whichever worker
+answers it. Without it (an app embedded in a single process) the process's own registry is used.
+
+Labels are bounded: the route is a template (``/Users/{id}``, never an id), the principal is a
+configured token name or a JWT's principal claim, and refusals have a fixed set of reasons.
+"""
+
+from __future__ import annotations
+
+import os
+
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+    multiprocess,
+)
+
+__all__ = ["CONTENT_TYPE", "observe_readiness", "observe_request", "refused", "route_of", "scrape"]
+
+CONTENT_TYPE = CONTENT_TYPE_LATEST
+
+REQUESTS = Counter(
+    "scim_requests_total",
+    "Requests answered, by route template, method, status and caller.",
+    ["route", "method", "status", "principal"],
+)
+LATENCY = Histogram(
+    "scim_request_duration_seconds",
+    "Time from the request's arrival at the application to its answer.",
+    ["route", "method"],
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+)
+REFUSED = Counter(
+    "scim_refused_requests_total",
+    "Requests refused before the service: no or a wrong token, or a rate limit.",
+    ["reason"],
+)
+DIRECTORY_READY = Gauge(
+    "scim_directory_ready",
+    "1 when the last readiness check reached the directory, else 0.",
+    multiprocess_mode="mostrecent",
+)
+
+_ENDPOINTS = frozenset({"users", "groups", "schemas", "resourcetypes", "serviceproviderconfig"})
+
+
+def route_of(path: str, prefix: str) -> str:
+    """The route template of ``path``: ids become ``{id}``, anything unknown ``other``."""
+    if path in ("/healthz", "/readyz", "/metrics"):
+        return path
+    if not path.startswith(prefix):
+        return "other"
+    endpoint, _, rest = path[len(prefix) :].lstrip("/").partition("/")
+    if endpoint.lower() not in _ENDPOINTS:
+        return prefix + "/" if not endpoint else "other"
+    template = f"{prefix}/{endpoint}"
+    if rest == ".search":
+        return template + "/.search"
+    return template + "/{id}" if rest else template
+
+
+def observe_request(
+    route: str, method: str, status: int, principal: str | None, seconds: float
+) -> None:
+    """Count one answered request and its duration."""
+    REQUESTS.labels(route, method, str(status), principal or "-").inc()
+    LATENCY.labels(route, method).observe(seconds)
+
+
+def refused(reason: str) -> None:
+    """Count one request refused before the service (``unauthenticated``, ``rate_limited``,
+    ``authentication_throttled``)."""
+    REFUSED.labels(reason).inc()
+
+
+def observe_readiness(ready: bool) -> None:
+    """Record the outcome of a readiness check."""
+    DIRECTORY_READY.set(1 if ready else 0)
+
+
+def scrape() -> bytes:
+    """Every sample in the text format: all workers' when they share a multiprocess folder."""
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+        return generate_latest(registry)
+    return generate_latest()
