@@ -47,6 +47,9 @@ class ScimError(Exception):
 
     status: ClassVar[int] = 400
     scim_type: ClassVar[str | None] = None
+    #: Set by a backend when the change failed after a first part of it was written (the
+    #: directory went away between two operations): the audit line records it.
+    partial: bool = False
 
     def __init__(self, detail: str, *, headers: dict[str, str] | None = None) -> None:
         super().__init__(detail)

@@ -152,7 +152,7 @@ class ScimService:
         try:
             return self._dispatch(request)
         except ScimError as error:
-            self._audit_failure(request, error.status, error.scim_type)
+            self._audit_failure(request, error.status, error.scim_type, partial=error.partial)
             return error_response(error)
         except Exception:
             self._audit_failure(request, 500, None)
@@ -574,12 +574,17 @@ class ScimService:
         ident: str | None,
         status: int,
         scim_type: str | None = None,
+        *,
+        partial: bool = False,
     ) -> None:
         """One ``scim.audit`` line per change made or refused: who, what, which id, result.
 
         It names the token (its configured name, never the token), the action, the resource
         type and id, and the HTTP status (with the scimType of a refusal); never a value from
         the body, so no password can reach it. A write that changes nothing logs no audit line.
+        A refused change left as it was has ``result: failure``; one that failed after a
+        first part of it was written (an outage between two directory operations) adds
+        ``partial: true``, so an auditor knows that entry may hold part of the change.
         """
         record = {
             "who": request.principal,
@@ -591,6 +596,8 @@ class ScimService:
         }
         if scim_type:
             record["scimType"] = scim_type
+        if partial:
+            record["partial"] = True
         level = logging.INFO if status < 400 else logging.WARNING
         audit_log.log(
             level,
@@ -602,7 +609,9 @@ class ScimService:
             extra={"audit": record},
         )
 
-    def _audit_failure(self, request: ScimRequest, status: int, scim_type: str | None) -> None:
+    def _audit_failure(
+        self, request: ScimRequest, status: int, scim_type: str | None, *, partial: bool = False
+    ) -> None:
         """Audit a refused change: a POST, PUT, PATCH or DELETE on /Users or /Groups."""
         action = _WRITE_ACTIONS.get(request.method.upper())
         endpoint, _, ident = request.path.strip("/").partition("/")
@@ -611,7 +620,9 @@ class ScimService:
             return
         if bool(ident) == (action == "create"):
             return  # POST /Users/{id}, PUT /Users: no such change (405)
-        self._audit(request, action, resource_type, ident or None, status, scim_type)
+        self._audit(
+            request, action, resource_type, ident or None, status, scim_type, partial=partial
+        )
 
     # ------------------------------------------------------------------ health
 

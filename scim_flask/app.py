@@ -152,15 +152,7 @@ def _blueprint(url_prefix: str) -> Blueprint:
     def authenticate() -> Response | None:
         principal = _state()["settings"].identify(request.headers.get("Authorization"))
         if principal is None:
-            failures = _state()["failures"]
-            wait = failures.acquire(request.remote_addr or "-") if failures is not None else 0
-            error: ScimError = Unauthorized()
-            metrics.refused("authentication_throttled" if wait else "unauthenticated")
-            if wait:
-                error = TooManyRequests(
-                    f"Too many requests without a valid token; retry after {wait} s.",
-                    retry_after=wait,
-                )
+            error = _failed_authentication()
             return _to_flask(_state()["service"].refuse(_scim_request(None), error))
         g.scim_principal = principal
         limiter = _state()["limiter"]
@@ -202,6 +194,20 @@ def _blueprint(url_prefix: str) -> Blueprint:
         return _to_flask(_state()["service"].handle(scim_request))
 
     return blueprint
+
+
+def _failed_authentication() -> ScimError:
+    """The answer to a request without a valid token: 401, or 429 once its client address
+    has failed too often (``SCIM_AUTH_FAILURE_LIMIT``), wherever the token was offered."""
+    failures = _state()["failures"]
+    wait = failures.acquire(request.remote_addr or "-") if failures is not None else 0
+    metrics.refused("authentication_throttled" if wait else "unauthenticated")
+    if wait:
+        return TooManyRequests(
+            f"Too many requests without a valid token; retry after {wait} s.",
+            retry_after=wait,
+        )
+    return Unauthorized()
 
 
 def _public_base() -> str:
@@ -307,8 +313,7 @@ def _register_handlers(app: Flask, url_prefix: str) -> None:
         # Behind the same bearer tokens as /scim/v2: a scraper sends one (Prometheus's
         # `authorization` setting); the counts name callers, which is not for everyone.
         if _state()["settings"].identify(request.headers.get("Authorization")) is None:
-            metrics.refused("unauthenticated")
-            return _error(Unauthorized())
+            return _error(_failed_authentication())
         return Response(metrics.scrape(), 200, content_type=metrics.CONTENT_TYPE)
 
 

@@ -1,4 +1,8 @@
-"""``scim-server``: validate the configuration, then serve the app under gunicorn."""
+"""``scim-server``: validate the configuration, then serve the app under gunicorn.
+
+It runs the service's own gunicorn worker (``scim_flask.worker.ScimWorker``) with the settings
+``examples/gunicorn.conf.py`` gives it; a ``--config`` file may change them.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +19,16 @@ from scim_flask.settings import AppSettings
 
 __all__ = ["main"]
 
+#: What the shipped worker is made for: gunicorn's default sync worker would let two idle
+#: connections starve the service, and answer errors in HTML naming itself.
+_WORKER_SETTINGS: dict[str, Any] = {
+    "worker_class": "scim_flask.worker.ScimWorker",
+    "threads": 1,  # requests reach the thread complete: more threads only contend for the GIL
+    "worker_connections": 1000,
+    "limit_request_line": 0,  # gunicorn's 1 MiB; the worker refuses a line past 32 KiB itself
+    "keepalive": 5,
+}
+
 
 class _Server(BaseApplication):  # type: ignore[misc]
     def __init__(self, options: dict[str, Any], config_file: str | None) -> None:
@@ -23,6 +37,8 @@ class _Server(BaseApplication):  # type: ignore[misc]
         super().__init__()
 
     def load_config(self) -> None:
+        for key, value in _WORKER_SETTINGS.items():
+            self.cfg.set(key, value)
         if self._config_file:
             self.load_config_from_file(self._config_file)
         for key, value in self._options.items():

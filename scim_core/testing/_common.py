@@ -21,6 +21,7 @@ from types import FrameType, TracebackType
 from typing import Any, Protocol, Self
 
 __all__ = [
+    "Binder",
     "Launcher",
     "answers",
     "find_binary",
@@ -98,6 +99,90 @@ def simple_bind(
     if tag != 0x30 or op != 0x61 or code_tag != 0x0A:
         raise ValueError(f"not a BindResponse: {data[:32].hex()}")
     return int.from_bytes(data[start:end], "big")
+
+
+class Binder:
+    """Simple binds back to back on one connection (RFC 4511 §4.2.1 allows a bind at any
+    time), reconnecting when the server closes it.
+
+    A new connection per bind spends its time in the TCP (and TLS) handshake; a race test
+    needs binds as dense as the server can answer them, to land in windows of a millisecond.
+
+    :param host: the server's host name (the name the certificate is valid for, over TLS).
+    :param port: its port.
+    :param ca_file: speak LDAPS, verifying the certificate for ``host`` with this CA.
+    :param timeout: for connecting and for each answer.
+    """
+
+    def __init__(
+        self, host: str, port: int, *, ca_file: Path | str | None = None, timeout: float = 10.0
+    ) -> None:
+        self._host = host
+        self._port = port
+        self._ca_file = ca_file
+        self._timeout = timeout
+        self._sock: socket.socket | None = None
+        self._message_id = 0
+
+    def __call__(self, name: str, password: str) -> int:
+        """Send one BindRequest and return the BindResponse's resultCode (0: logged in).
+
+        :raises OSError: when the server cannot be reached or cuts the connection twice.
+        """
+        request = _ber(0x02, b"\x03") + _ber(0x04, name.encode()) + _ber(0x80, password.encode())
+        for attempt in range(2):
+            if self._sock is None:
+                self._sock = self._connect()
+            self._message_id = self._message_id % 0x7FFFFFFF + 1
+            message_id = self._message_id.to_bytes(4, "big").lstrip(b"\x00")
+            if message_id[0] & 0x80:
+                message_id = b"\x00" + message_id
+            message = _ber(0x30, _ber(0x02, message_id) + _ber(0x60, request))
+            try:
+                self._sock.sendall(message)
+                return self._answer()
+            except (OSError, ValueError):
+                self.close()
+                if attempt:
+                    raise
+        raise AssertionError("unreachable")
+
+    def close(self) -> None:
+        """Close the connection (the next bind opens a new one)."""
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+
+    def _connect(self) -> socket.socket:
+        raw = socket.create_connection((self._host, self._port), timeout=self._timeout)
+        if self._ca_file is None:
+            return raw
+        context = ssl.create_default_context(cafile=str(self._ca_file))
+        return context.wrap_socket(raw, server_hostname=self._host)
+
+    def _answer(self) -> int:
+        assert self._sock is not None
+        data = b""
+        while True:
+            try:
+                end = _header(data, 0)[2]
+            except (IndexError, ValueError):
+                end = None
+            if end is not None and end <= len(data):
+                break
+            chunk = self._sock.recv(4096)
+            if not chunk:
+                raise ConnectionError("the server closed the connection")
+            data += chunk
+        _, pos, _ = _header(data, 0)
+        _, _, pos = _header(data, pos)
+        op, pos, _ = _header(data, pos)
+        if op != 0x61:  # not a BindResponse (a notice of disconnection, say): reconnect
+            raise ValueError(f"not a BindResponse: tag {op:#x}")
+        code_tag, start, end = _header(data, pos)
+        if code_tag != 0x0A:
+            raise ValueError("malformed BindResponse")
+        return int.from_bytes(data[start:end], "big")
 
 
 def answers(host: str, port: int, *, ca_file: Path | str | None = None, timeout: float) -> bool:

@@ -296,6 +296,17 @@ class BackendContract:
             assert after["active"] is False and after["title"] == "Null", operation
         assert client.ok("PUT", path, user_body(name, active=True))["active"] is True
         assert client.ok("PUT", path, user_body(name))["active"] is True
+        # /Schemas says so: always present, only true or false, kept by a PUT without it.
+        schema = client.ok("GET", "/Schemas/" + USER_URN)
+        (active,) = [a for a in schema["attributes"] if a["name"] == "active"]
+        assert (active["type"], active["mutability"], active["required"]) == (
+            "boolean",
+            "readWrite",
+            True,
+        )
+        description = active["description"]
+        assert "PUT without it" in description and "keeps it" in description, description
+        assert "cannot be removed or nulled" in description, description
 
     def test_bare_array_patch_and_pathless_values(self, client: Client) -> None:
         """A bare array of operations, and path-less dotted or URN keys, work."""

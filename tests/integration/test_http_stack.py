@@ -15,6 +15,7 @@ import json
 import os
 import socket
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -331,3 +332,59 @@ def test_slow_chunked_bodies_hold_no_thread(server: Server) -> None:
         body = json.loads(response.read())
         assert response.status == 400 and body["scimType"] == "invalidValue", body
         sock.close()
+
+
+def test_guessing_tokens_at_metrics_is_throttled_too(server: Server) -> None:
+    """/metrics takes the same tokens as /scim/v2: it must not be the unthrottled way to guess."""
+    statuses = [
+        server.send(request("GET", "/metrics", token=f"metrics-guess-{n}"))[0] for n in range(300)
+    ]
+    assert set(statuses) == {401, 429}, set(statuses)
+
+
+def test_scim_server_runs_the_service_worker(directory: SlapdInstance, tmp_path: Path) -> None:
+    """``scim-server`` without a configuration file: not gunicorn's sync worker, which one idle
+    connection holds, and which answers in HTML naming itself."""
+    port = find_free_port()
+    environment = dict(
+        os.environ,
+        SCIM_TOKENS_SHA256="idp=" + hashlib.sha256(TOKEN.encode()).hexdigest(),
+        SCIM_LOG_LEVEL="WARNING",
+        **directory.service_settings(),
+    )
+    command = [sys.executable, "-m", "scim_flask.cli", "--bind", f"127.0.0.1:{port}"]
+    command += ["--workers", "1"]
+    served = Server(port, None, tmp_path / "scim-server.log")
+
+    def ready() -> bool:
+        with contextlib.suppress(OSError, http.client.HTTPException):
+            return served.send(request("GET", "/healthz"), timeout=1)[0] == 200
+        return False
+
+    with served.log.open("wb") as output:
+        process = subprocess.Popen(
+            command,
+            cwd=REPO,
+            env=environment,
+            stdin=subprocess.DEVNULL,
+            stdout=output,
+            stderr=output,
+            start_new_session=True,
+        )
+    idle: list[socket.socket] = []
+    try:
+        assert wait_until(lambda: process.poll() is None and ready(), timeout=30, interval=0.1)
+        # One worker with one thread: under a sync worker the first idle connection holds it.
+        idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(4)]
+        status, headers, _ = served.send(request("GET", "/healthz"), timeout=2)
+        assert status == 200 and headers["server"] == "scim", headers
+        scim_error(served.send(b"G@T / HTTP/1.1\r\nHost: x\r\n\r\n"), 400)
+    finally:
+        for sock in idle:
+            sock.close()
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()

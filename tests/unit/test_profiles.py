@@ -28,6 +28,14 @@ def test_a_temporary_ppolicy_lockout_is_not_inactive():
     assert OPENLDAP.is_active({"pwdAccountLockedTime": ["20261121120000Z"]}) is True
 
 
+def test_the_bind_guard_reads_as_disabled():
+    """Left alone (an outage cut a disabled user's password change) it still stops binds."""
+    assert OPENLDAP.lock_attributes == ("pwdAccountLockedTime", "pwdEndTime")
+    assert DS389.lock_attributes == ("nsAccountLock",)
+    assert OPENLDAP.is_active({"pwdEndTime": ["19700101000000Z"]}) is False
+    assert OPENLDAP.is_active({"pwdEndTime": ["20991231000000Z"]}) is True  # the site's own
+
+
 @pytest.mark.parametrize(
     ("dialect", "current", "active", "expected"),
     [
@@ -35,6 +43,18 @@ def test_a_temporary_ppolicy_lockout_is_not_inactive():
         (
             OPENLDAP,
             {"pwdAccountLockedTime": ["000001010000Z"]},
+            True,
+            {"pwdAccountLockedTime": [(MODIFY_REPLACE, [])]},
+        ),
+        (  # a guard left by a cut password change goes too; a site's own end time stays
+            OPENLDAP,
+            {"pwdEndTime": ["19700101000000Z"]},
+            True,
+            {"pwdAccountLockedTime": [(MODIFY_REPLACE, [])], "pwdEndTime": [(MODIFY_REPLACE, [])]},
+        ),
+        (
+            OPENLDAP,
+            {"pwdAccountLockedTime": ["000001010000Z"], "pwdEndTime": ["20991231000000Z"]},
             True,
             {"pwdAccountLockedTime": [(MODIFY_REPLACE, [])]},
         ),
@@ -96,8 +116,9 @@ def test_new_entries():
 
 
 def test_filters():
-    assert OPENLDAP.active_filter(False) == "(pwdAccountLockedTime=000001010000Z)"
-    assert OPENLDAP.active_filter(True) == "(!(pwdAccountLockedTime=000001010000Z))"
+    disabled = "(|(pwdAccountLockedTime=000001010000Z)(pwdEndTime=19700101000000Z))"
+    assert OPENLDAP.active_filter(False) == disabled
+    assert OPENLDAP.active_filter(True) == f"(!{disabled})"
     assert DS389.active_filter(False) == "(nsAccountLock=TRUE)"
     assert ACTIVE_DIRECTORY.active_filter(False) == (
         "(userAccountControl:1.2.840.113556.1.4.803:=2)"

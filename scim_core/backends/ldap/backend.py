@@ -11,7 +11,8 @@ Searches and modifies take the pyasn1-free path of :mod:`scim_core.backends.ldap
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, nullcontext
 from datetime import UTC, datetime
 from typing import Any
 
@@ -81,6 +82,16 @@ _MEMBER_WRITE_ATTEMPTS = 3
 #: made it before a retry may take it over: far above the milliseconds between the two steps,
 #: below the Retry-After the client was given.
 PENDING_CREATE_GRACE = 2.0
+
+
+@contextmanager
+def _after_a_write() -> Iterator[None]:
+    """Mark a failure inside as partial: an earlier step of the same change is written."""
+    try:
+        yield
+    except ScimError as error:
+        error.partial = True
+        raise
 
 
 def _pending_stamp() -> str:
@@ -310,7 +321,7 @@ class LdapBackend:
             names += _PROJECTED.get(scim_name, ())
             names += [ldap for path, ldap in self.users.strings if path[0].lower() == scim_name]
             if scim_name == "active":
-                names.append(self.profile.lock_attribute)
+                names += self.profile.lock_attributes
             elif scim_name == "externalid" and self.settings.external_id_attribute:
                 names.append(self.settings.external_id_attribute)
             elif scim_name == "emails" and self.settings.no_primary_email_attribute:
@@ -466,9 +477,10 @@ class LdapBackend:
         until the password is in, so an outage between the steps leaves a user nobody can log
         in as, and the client's retry of the same POST (after :data:`PENDING_CREATE_GRACE`)
         takes the entry over and completes it. A refused password deletes the entry again.
-        With ``SCIM_LDAP_PASSWORD_ON_ADD`` (for directories that hash and quality-check
-        cleartext ``userPassword`` on add, e.g. OpenLDAP with ``ppolicy_hash_cleartext``) the
-        password travels in the add itself: one atomic operation.
+        The password travels in the add itself, one atomic operation, where the profile sets
+        it as an attribute (AD's ``unicodePwd``) and with ``SCIM_LDAP_PASSWORD_ON_ADD`` (for
+        directories that hash and quality-check cleartext ``userPassword`` on add, e.g.
+        OpenLDAP with ``ppolicy_hash_cleartext``).
         """
         name = user["userName"]
         dn = self.user_dn(name)
@@ -483,7 +495,9 @@ class LdapBackend:
         external = bool(self.settings.external_id_attribute and user.get("externalId"))
         values["objectClass"] = self.users.object_classes(external, values)
         active = bool(user.get("active", True))
-        in_add = password is not None and self.settings.password_on_add
+        in_add = password is not None and (
+            self.settings.password_on_add or self.profile.password_attribute is not None
+        )
         # A password set after the add: the entry is born disabled and enabled (if asked)
         # once the password is in, so no instant has an enabled user without it.
         password_after = password is not None and not in_add
@@ -504,10 +518,11 @@ class LdapBackend:
 
         def add(connection: Connection) -> Mapping[str, Any] | None:
             if password is not None and in_add:
+                attribute = self.profile.password_attribute
                 with password.exposed() as secret:
-                    connection.add(
-                        dn, attributes={**values, "userPassword": [secret]}, controls=read
-                    )
+                    value = self.profile.password_value(secret) if attribute else secret
+                    with_password = {**values, attribute or "userPassword": [value]}
+                    connection.add(dn, attributes=with_password, controls=read)
             else:
                 connection.add(dn, attributes=values, controls=read)
             return parse_post_read((connection.result or {}).get("controls"))
@@ -534,13 +549,22 @@ class LdapBackend:
                 self._set_password(dn, password)
             except ScimError as error:
                 if pending and isinstance(error, DirectoryUnavailable):
-                    raise  # the pending entry stays, disabled; the client's retry completes it
+                    # The pending entry stays, disabled; the client's retry completes it.
+                    error.partial = True
+                    raise
                 guard = self._stamp_guard(pending, stamp) if pending else []
-                self._write(
-                    "the rollback", lambda c: c.delete(dn, controls=guard or None), retry=True
-                )
+                with _after_a_write():
+                    self._write(
+                        "the rollback", lambda c: c.delete(dn, controls=guard or None), retry=True
+                    )
                 raise
-            written = self._finish_create(dn, pending, stamp, current, user, manager_dn)
+            try:
+                written = self._finish_create(dn, pending, stamp, current, user, manager_dn)
+            except Uniqueness:
+                raise  # another retry of this create completed it
+            except ScimError as error:
+                error.partial = True  # the entry and its password are in, disabled
+                raise
         return self._read_user_by_dn(dn, written)
 
     def _take_over_pending(self, dn: str, pending: str, stamp: str) -> Resource | None:
@@ -607,7 +631,16 @@ class LdapBackend:
         self, user_id: str, current: Resource, desired: Resource, password: Secret | None
     ) -> Resource:
         """Write only what differs: one modify, a new userName (a modrdn where it is the RDN),
-        a password."""
+        a password.
+
+        All or nothing for what the client sent (DESIGN §4): where the profile sets the
+        password as an attribute (AD) it goes in the one modify with everything else; where
+        it is an RFC 3062 operation it goes first, since the directory's policy may refuse
+        it, then the modify (values the directory would refuse were refused before either,
+        see :class:`~scim_core.backends.ldap.mapping.UserMapping`); a rename goes last, after
+        a check that the new name is free. A failure after a first write (an outage, a name
+        taken in between) is marked :attr:`~scim_core.errors.ScimError.partial`.
+        """
         dn = self._dn_of(current)
         current_manager_dn = desired_manager_dn = None
         if self.users.manager_id(current) != self.users.manager_id(desired):
@@ -629,12 +662,18 @@ class LdapBackend:
         if renamed and not modrdn:
             changes[self.profile.user_name_attribute] = [(MODIFY_REPLACE, [desired["userName"]])]
         written = None
-        if password is not None:
+        if password is not None and self.profile.password_attribute is not None:
+            written = self._modify_user(
+                dn, changes, self._version_guard(current), password=password
+            )
+        elif password is not None:
             written = self._write_with_password(dn, current, desired, changes, password)
         elif changes:
             written = self._modify_user(dn, changes, self._version_guard(current))
         if modrdn:
-            dn = self._rename(dn, current["userName"], desired["userName"])
+            wrote = bool(changes) or password is not None
+            with _after_a_write() if wrote else nullcontext():
+                dn = self._rename(dn, current["userName"], desired["userName"])
             written = None  # a new DN (and version): read it
         return self._read_user_by_dn(dn, written)
 
@@ -646,29 +685,37 @@ class LdapBackend:
         changes: dict[str, list[Change]],
         password: Secret,
     ) -> Mapping[str, Any] | None:
-        """The password first: it is what a directory refuses (its policy), and a refused one
-        must leave the entry as it was. Then the other changes, with the disable marker
-        written as asked (a password change may have lifted it). Where it does, the profile's
-        bind guard holds binds shut from before the password until the marker is back, so a
-        disabled user cannot bind at any instant."""
+        """The password first (RFC 3062): it is what a directory refuses (its policy), and a
+        refused one must leave the entry as it was. Then the other changes, with the disable
+        marker written as asked (a password change may have lifted it). Where it does, the
+        profile's bind guard holds binds shut from before the password until the marker is
+        back, so a disabled user cannot bind at any instant."""
         guard = self.profile.bind_guard
         disabled = not current.get("active", True) or not desired.get("active", True)
-        if guard is not None and disabled:
+        guarded = guard is not None and disabled
+        if guard is not None and guarded:
             self._modify_user(
                 dn, {guard[0]: [(MODIFY_REPLACE, [guard[1]])]}, self._version_guard(current)
             )
         try:
             self._set_password(dn, password)
-        except ScimError:
-            if guard is not None and disabled:
-                self._modify_user(dn, {guard[0]: [(MODIFY_REPLACE, [])]}, [])
+        except ScimError as error:
+            if isinstance(error, DirectoryUnavailable):
+                # The password may be in, and the lock gone with it: the guard stays on (the
+                # user reads as disabled) until the client's retry completes the change.
+                error.partial = True
+                raise
+            if guard is not None and guarded:
+                with _after_a_write():
+                    self._modify_user(dn, {guard[0]: [(MODIFY_REPLACE, [])]}, [])
             raise
         final = {**changes, **self._lock_after_password(dn, bool(desired.get("active", True)))}
-        if guard is not None and disabled:
+        if guard is not None and guarded:
             final[guard[0]] = [(MODIFY_REPLACE, [])]
         # The version moved with the password, so this modify asserts nothing; the version
         # was compared before (the guard's modify, or the read the plan was made from).
-        return self._modify_user(dn, final, [])
+        with _after_a_write():
+            return self._modify_user(dn, final, [])
 
     def _guard(self, ldap_filter: str) -> list[tuple[str, bool, bytes | None]]:
         """An RFC 4528 assertion on ``ldap_filter`` where the server has the control; none
@@ -686,42 +733,70 @@ class LdapBackend:
         return self._guard(f"({pending}={filter_value(stamp)})")
 
     def _modify_user(
-        self, dn: str, changes: dict[str, list[Change]], guard: list[Any]
+        self,
+        dn: str,
+        changes: dict[str, list[Change]],
+        guard: list[Any],
+        *,
+        password: Secret | None = None,
     ) -> Mapping[str, Any] | None:
         """One modify under ``guard`` (the version assertion); returns the entry's attributes
-        after it when the directory answered the post-read control, else ``None``."""
+        after it when the directory answered the post-read control, else ``None``.
+
+        :param password: replace the profile's password attribute in the same modify, so the
+            directory takes or refuses the password with the rest. Such a modify is not sent
+            again on a new connection: a password history would refuse a password the first
+            attempt had set.
+        """
         controls = [*guard, post_read(self.users.read_attributes)]
 
-        def modify(connection: Connection) -> Mapping[str, Any] | None:
+        def send(
+            connection: Connection, changes: Mapping[str, Sequence[tuple[str, Sequence[Any]]]]
+        ) -> dict[str, Any]:
             try:
-                result = wire.modify(connection, dn, changes, controls)
+                return wire.modify(connection, dn, changes, controls)
             except LDAPOperationResult as error:
                 # The auxiliary class (externalId, email flag) may be there already: add nothing.
                 if error.result != VALUE_EXISTS or "objectClass" not in changes:
                     raise
                 rest = {k: v for k, v in changes.items() if k != "objectClass"}
-                result = wire.modify(connection, dn, rest, controls)
+                return wire.modify(connection, dn, rest, controls)
+
+        def modify(connection: Connection) -> Mapping[str, Any] | None:
+            if password is None:
+                return parse_post_read(send(connection, changes).get("controls"))
+            attribute = str(self.profile.password_attribute)
+            with password.exposed() as value:
+                octets = self.profile.password_value(value)
+                result = send(connection, {**changes, attribute: [(MODIFY_REPLACE, [octets])]})
             return parse_post_read(result.get("controls"))
 
         try:
-            return self.connections.run(modify)
+            return self.connections.run(modify, retry=password is None)
         except LDAPOperationResult as error:
             if error.result == ASSERTION_FAILED:
                 raise VersionConflict("The user changed concurrently.") from None
             raise scim_error(error, "the change") from None
 
     def _lock_state(self, current: Resource, dn: str) -> dict[str, list[str]]:
-        """The lock attribute as the profile needs it to compute an active change."""
-        if self.profile.lock_value is not None:
-            active = current.get("active", True)
+        """The lock attributes as the profile needs them to compute an active change: read
+        where the marker is a bit field (AD), or where a disabled user may hold the bind
+        guard (only that value of its attribute is removed on enable, never a site's own)."""
+        active = current.get("active", True)
+        if self.profile.lock_value is not None and (active or self.profile.bind_guard is None):
             return {} if active else {self.profile.lock_attribute: [self.profile.lock_value]}
-        entries, _ = self._search(dn, "(objectClass=*)", [self.profile.lock_attribute], scope=BASE)
+        names = list(self.profile.lock_attributes)
+        entries, _ = self._search(dn, "(objectClass=*)", names, scope=BASE)
         return dict(entries[0]["attributes"]) if entries else {}
 
     def _lock_after_password(self, dn: str, active: bool) -> dict[str, list[Change]]:
         """The lock state written explicitly: OpenLDAP's ppolicy removes the lock when a
-        password is set, so the entry as read before no longer tells what is there."""
-        lock = self._lock_state({"active": False}, dn)
+        password is set, so the entry as read before no longer tells what is there (the
+        bind guard, where one was set, is removed by the caller that set it)."""
+        if self.profile.lock_value is not None:
+            lock = {self.profile.lock_attribute: [self.profile.lock_value]}
+        else:
+            lock = self._lock_state({"active": False}, dn)
         return self.profile.active_changes(lock, active, force=True)
 
     def _name_taken(self, name: str) -> bool:
@@ -758,8 +833,9 @@ class LdapBackend:
                 raise Uniqueness("This userName is taken.") from None
             raise _naming_error(error, "the user") from None
         new_dn = self.user_dn(new_name)
-        for group_dn in self._groups_with_member(dn):
-            self._write_members(group_dn, add=[new_dn], remove=[dn])
+        with _after_a_write():
+            for group_dn in self._groups_with_member(dn):
+                self._write_members(group_dn, add=[new_dn], remove=[dn])
         return new_dn
 
     def _groups_with_member(self, member_dn: str) -> list[str]:

@@ -115,7 +115,7 @@ class UserMapping:
             *(ldap for _, ldap in self.strings),
             "mail",
             "manager",
-            self.profile.lock_attribute,
+            *self.profile.lock_attributes,
             "createTimestamp",
             "modifyTimestamp",
             self.profile.version_attribute,
@@ -195,7 +195,8 @@ class UserMapping:
 
         ``cn`` is required by inetOrgPerson: it defaults to "givenName familyName".
 
-        :raises InvalidValue: for several emails where the directory holds one (AD's mail).
+        :raises InvalidValue: for several emails where the directory holds one (AD's mail),
+            or an address outside ASCII where ``mail`` is an IA5String (RFC 4524).
         """
         values: dict[str, list[str]] = {}
         for path, ldap in self.strings:
@@ -214,6 +215,10 @@ class UserMapping:
                 mails.append(mail)
         if len(mails) > 1 and not self.profile.multiple_mail:
             raise InvalidValue("This directory holds one email address per user.")
+        if self.profile.ascii_mail and not all(m.isascii() for m in mails):
+            # Refused here, before any write: the directory would refuse it only in the
+            # modify that follows a password change, when the password is in already.
+            raise InvalidValue("This directory holds email addresses in ASCII only.")
         values["mail"] = mails
         if self.no_primary_email_attribute:
             # Stored only when it says something the order of mail cannot: addresses, none of

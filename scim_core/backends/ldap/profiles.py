@@ -143,7 +143,10 @@ class DirectoryProfile:
     :param bind_guard: (attribute, value) that stops binds and survives a password change,
         held while a password is set where setting one lifts the disable marker (OpenLDAP's
         ppolicy deletes ``pwdAccountLockedTime``; its ``pwdEndTime`` in the past stays);
-        ``None`` where the marker survives a password change (389-DS, AD).
+        ``None`` where the marker survives a password change (389-DS, AD). An entry holding
+        it reads as disabled, and enabling it removes the guard with the marker.
+    :param ascii_mail: ``mail`` holds ASCII only (RFC 4524 IA5String; AD's is Unicode): the
+        service refuses other addresses itself, before it writes anything.
     """
 
     name: str
@@ -173,6 +176,7 @@ class DirectoryProfile:
     dn_attribute: str | None = None
     schema: SchemaExtension = SchemaExtension()
     bind_guard: tuple[str, str] | None = None
+    ascii_mail: bool = False
 
     # ----------------------------------------------------------------- ids
 
@@ -186,15 +190,32 @@ class DirectoryProfile:
 
     # ----------------------------------------------------------------- active
 
+    @property
+    def lock_attributes(self) -> tuple[str, ...]:
+        """The attributes :meth:`is_active` reads: the marker, and the bind guard if any."""
+        guard = (self.bind_guard[0],) if self.bind_guard is not None else ()
+        return (self.lock_attribute, *guard)
+
     def is_active(self, attributes: Mapping[str, Sequence[object]]) -> bool:
         """Read ``active`` from an entry: only the administrator's marker disables.
 
         A temporary lockout (OpenLDAP ppolicy sets a real timestamp) leaves the user active.
+        The bind guard disables too: it is there only while a disabled user's password
+        changes, or after an outage cut such a change short, and then no bind succeeds.
         """
         values = [str(v) for v in _values(attributes, self.lock_attribute)]
         if self.lock_value is None:
             return not (values and int(values[0]) & _AD_DISABLED)
+        if self._guarded(attributes):
+            return False
         return not any(v.upper() == self.lock_value.upper() for v in values)
+
+    def _guarded(self, attributes: Mapping[str, Sequence[object]]) -> bool:
+        """Whether the entry holds the bind guard (its value, not a site's own)."""
+        if self.bind_guard is None:
+            return False
+        attribute, value = self.bind_guard
+        return any(str(v).upper() == value.upper() for v in _values(attributes, attribute))
 
     def active_changes(
         self, attributes: Mapping[str, Sequence[object]], active: bool, *, force: bool = False
@@ -212,7 +233,11 @@ class DirectoryProfile:
             flags = int(str((_values(attributes, self.lock_attribute) or ["512"])[0]))
             flags = flags & ~_AD_DISABLED if active else flags | _AD_DISABLED
             return {self.lock_attribute: [(MODIFY_REPLACE, [str(flags)])]}
-        return {self.lock_attribute: [(MODIFY_REPLACE, [] if active else [self.lock_value])]}
+        changes = {self.lock_attribute: [(MODIFY_REPLACE, [] if active else [self.lock_value])]}
+        guard = self.bind_guard
+        if active and guard is not None and self._guarded(attributes):
+            changes[guard[0]] = [(MODIFY_REPLACE, [])]
+        return changes
 
     def initial_attributes(self, active: bool) -> dict[str, list[str]]:
         """What a new entry carries for ``active`` (AD accounts need their flags set)."""
@@ -227,6 +252,8 @@ class DirectoryProfile:
             disabled = f"({self.lock_attribute}:1.2.840.113556.1.4.803:={_AD_DISABLED})"
         else:
             disabled = f"({self.lock_attribute}={self.lock_value})"
+        if self.bind_guard is not None:
+            disabled = f"(|{disabled}({self.bind_guard[0]}={self.bind_guard[1]}))"
         return f"(!{disabled})" if active else disabled
 
     # ----------------------------------------------------------------- names
@@ -272,6 +299,7 @@ OPENLDAP = DirectoryProfile(
     ordering_rule="caseIgnoreOrderingMatch",  # uid and cn have no ordering rule of their own
     schema=_SCIM_SCHEMA,
     bind_guard=("pwdEndTime", "19700101000000Z"),
+    ascii_mail=True,
 )
 DS389 = replace(
     OPENLDAP,
