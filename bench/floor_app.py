@@ -57,7 +57,7 @@ from scim_core.backends.ldap.controls import parse_vlv_response, sort_control, v
 
 __all__ = ["USER_ATTRIBUTES", "app"]
 
-#: What rendering a SCIM User needs (DESIGN.md §2), and nothing more.
+#: What rendering a SCIM User needs, and nothing more.
 USER_ATTRIBUTES = (
     "entryUUID",
     "uid",

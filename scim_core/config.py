@@ -120,7 +120,7 @@ SERVICE_SETTINGS: tuple[Setting[Any], ...] = (
 class ServiceConfig:
     """The service's behaviour knobs (not the backend's).
 
-    :param max_results: the bound on ``count`` (DESIGN §4); ``ServiceProviderConfig`` shows it.
+    :param max_results: the bound on ``count``; ``ServiceProviderConfig`` shows it.
     :param default_count: the page size when a request names none.
     :param max_body_bytes: requests with a larger body get 413.
     :param max_filter_length: longer filter text gets 400 ``invalidFilter``.

@@ -1,6 +1,6 @@
 """userName -> directory-safe uid: the default rule, replaceable by configuration.
 
-DESIGN §2: strip, NFKC, case-fold, accents to ASCII where a plain decomposition exists, keep
+The rule: strip, NFKC, case-fold, accents to ASCII where a plain decomposition exists, keep
 ``a-z 0-9 . _ - @``, every other run becomes ``-``, trim ``.`` and ``-`` from the ends. An
 empty result or one over 64 characters is 400 ``invalidValue``. Two userNames that normalize
 to the same uid are the same user.
@@ -29,7 +29,7 @@ def _strip_accents(text: str) -> str:
 
 
 def normalize_username(user_name: str) -> str:
-    """Normalize a SCIM ``userName`` to the uid used as the RDN (DESIGN §2).
+    """Normalize a SCIM ``userName`` to the uid used as the RDN.
 
     :raises InvalidValue: when nothing usable remains or the result exceeds 64 characters.
     """

@@ -1,4 +1,4 @@
-"""startIndex / count parsing with the defaults and bounds of DESIGN §4 (RFC 7644 §3.4.2.4)."""
+"""startIndex / count parsing with the service's defaults and bounds (RFC 7644 §3.4.2.4)."""
 
 from __future__ import annotations
 

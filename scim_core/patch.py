@@ -3,7 +3,7 @@
 :func:`apply_patch` takes a canonical resource and a list of operations and returns a new
 resource plus ``changed``. It never mutates its input, never talks to a backend, and applying
 its own result again gives ``changed=False`` for every operation kind an identity provider
-repeats (DESIGN §4), so a retried PATCH writes nothing.
+repeats, so a retried PATCH writes nothing.
 
 Each operation is resolved to a *target* (attribute, optional sub-attribute, optional element
 selection) and then run through one handler picked from a table by ``(op, shape)`` where the
@@ -184,7 +184,7 @@ def _target(ref: AttrRef, value_filter: Filter | None = None) -> _Target:
 
 # RFC 7643 §4.1 and §4.3 attributes this service does not store. Identity providers map
 # several of them by default (Entra ID: phoneNumbers, addresses, preferredLanguage, ...): a
-# PATCH naming one is skipped like an unknown key of a request body (DESIGN §2), while a path
+# PATCH naming one is skipped like an unknown key of a request body, while a path
 # naming anything else is still 400 invalidPath.
 _UNSTORED_USER = frozenset(
     {
@@ -266,7 +266,7 @@ def _path_target(path: str, op: str, resource_type: str) -> _Target:
 def _object_targets(value: Any, resource_type: str, op: str) -> Iterator[tuple[_Target, Any]]:
     """The targets of a path-less ``add``/``replace`` (RFC 7644 §3.5.2.1, §3.5.2.3).
 
-    Unknown and read-only keys are skipped (DESIGN §2: unknown attributes are ignored), and so
+    Unknown and read-only keys are skipped (unknown attributes are ignored), and so
     are immutable ones except in an ``add``, which may set them (RFC 7644 §3.5.2): that is how
     a POST body is folded.
     """

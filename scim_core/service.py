@@ -137,8 +137,8 @@ class ScimService:
     """The framework-free SCIM service over one backend.
 
     :param backend: where users and groups live.
-    :param config: bounds and policies; defaults follow DESIGN §4.
-    :param normalize: userName -> uid rule (DESIGN §2), replaceable.
+    :param config: bounds and policies; defaults are the service's documented ones.
+    :param normalize: userName -> uid rule, replaceable.
     """
 
     backend: Backend
@@ -270,7 +270,7 @@ class ScimService:
         return query, projection
 
     def _normalize_filter(self, node: Filter, resource_type: str) -> Filter:
-        """Compare userName values as the directory stores them (normalized), DESIGN §2; a
+        """Compare userName values as the directory stores them (normalized); a
         userName or group name no entry can have is refused as it is at create."""
         user = resource_type == "User"
         if isinstance(node, Compare):
@@ -401,7 +401,7 @@ class ScimService:
         """The uid of ``user_name``, refused when normalizing changes more than its case.
 
         Only the uid is stored, so a userName it cannot give back (``Jane+X`` as ``jane-x``,
-        ``ālice`` as ``alice``) would let two different userNames reach one user (DESIGN §2).
+        ``ālice`` as ``alice``) would let two different userNames reach one user.
         """
         uid = self.normalize(user_name)
         if uid != unicodedata.normalize("NFKC", user_name.strip()).casefold():

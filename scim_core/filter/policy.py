@@ -189,6 +189,6 @@ DEFAULT_POLICY = FilterPolicy(
     ),
     value_types={("User", "active", "eq"): (bool,)},
 )
-"""The contract (DESIGN.md §4): users by ``userName eq``, ``email eq``, ``emails.value eq`` or
+"""The contract: users by ``userName eq``, ``email eq``, ``emails.value eq`` or
 ``active eq true|false``; groups by ``displayName eq``. No logical operators, no value
 filters."""

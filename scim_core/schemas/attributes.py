@@ -3,7 +3,7 @@
 This module owns three things:
 
 * the schemas the service advertises, as frozen :class:`Attribute` / :class:`Schema` records
-  holding exactly the attributes it stores and returns faithfully (DESIGN §2);
+  holding exactly the attributes it stores and returns faithfully;
 * :func:`resolve`, turning any spelling a client may use for an attribute (plain, dotted,
   URN-prefixed, any case, or a flat alias the specification allows) into one canonical
   :class:`AttrRef`;
@@ -365,7 +365,7 @@ def resolve(name: str, resource_type: str = "User") -> AttrRef | None:
     :param name: the attribute name from a request body or PATCH path.
     :param resource_type: ``"User"`` or ``"Group"``.
     :returns: the location, or ``None`` for a name the service does not store (callers ignore
-        unknown attributes, DESIGN §2).
+        unknown attributes).
     """
     schemas = SCHEMAS_BY_RESOURCE_TYPE.get(resource_type, ())
     schema, rest = _split_urn(name, schemas)

@@ -195,7 +195,7 @@ class _NameIn(Schema):
 
 
 class UserRequestSchema(UserSchema):
-    """A POST or PUT body: the required attributes of the specification (DESIGN §2)."""
+    """A POST or PUT body: the required attributes of the specification."""
 
     schemas = fields.List(fields.String())
     user_name = fields.String(
@@ -356,7 +356,7 @@ def _body(schema: Any) -> dict[str, Any]:
 
 
 def _paths() -> dict[str, dict[str, Any]]:
-    """Every endpoint of DESIGN §3 with what it answers."""
+    """Every endpoint the service serves, with what it answers."""
     paths: dict[str, dict[str, Any]] = {}
     for endpoint, kind in (("Users", "User"), ("Groups", "Group")):
         listing = f"{kind}ListResponse"
@@ -446,7 +446,7 @@ def _schema_name(schema: type[Schema] | Schema) -> str:
 def openapi_document(base_url: str, version: str = "") -> dict[str, Any]:
     """The OpenAPI 3 document of the API rooted at ``base_url`` (``.../scim/v2``).
 
-    Every path requires a bearer token (DESIGN §4), this document's own included.
+    Every path requires a bearer token, this document's own included.
 
     :param base_url: the absolute URL of the SCIM root, the document's only server.
     :param version: the service's version, shown as ``info.version``.

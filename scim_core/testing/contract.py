@@ -98,7 +98,7 @@ def user_body(user_name: str | None = None, **extra: Any) -> dict[str, Any]:
 
 
 class BackendContract:
-    """Behaviour every backend must show through the service (DESIGN §2-§4)."""
+    """Behaviour every backend must show through the service."""
 
     @pytest.fixture
     def backend(self) -> Backend:

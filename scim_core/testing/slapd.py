@@ -5,7 +5,7 @@ folder, starts ``slapd`` as a child process listening on ``127.0.0.1`` only, see
 LDIF files of ``examples/slapd/`` and stops it again. It uses the standard library and the
 OpenLDAP binaries (``slapd``, ``slapadd``, ``ldapadd``) only; ldap3 is not imported.
 
-The server mirrors what the SCIM service expects of a production OpenLDAP (see DESIGN.md §4):
+The server mirrors what the SCIM service expects of a production OpenLDAP:
 
 * ``ppolicy`` with a default policy that has ``pwdLockout: TRUE``, so the administrative lock
   value ``pwdAccountLockedTime: 000001010000Z`` refuses every bind of the entry. In OpenLDAP

@@ -553,7 +553,7 @@ def test_filter_values_are_literals(http, untouched, endpoint, attribute, value)
         return
     searched = sane(http("POST", f"{endpoint}/.search", json={"filter": text}), 200, 400)
     if attribute == "userName" and _normalized(value) == VICTIM:
-        # userName values are normalized as userNames are (DESIGN §2): "hostile-victim*" is
+        # userName values are normalized as userNames are: "hostile-victim*" is
         # the victim's userName, as a create of it would answer 409; the * never reached LDAP.
         assert [u["id"] for u in body["Resources"]] == [untouched["id"]]
         assert [u["id"] for u in searched["Resources"]] == [untouched["id"]]

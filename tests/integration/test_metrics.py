@@ -42,6 +42,7 @@ def port(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
     )
     environment.pop("PROMETHEUS_MULTIPROC_DIR", None)
     log: Path = tmp_path_factory.mktemp("metrics") / "gunicorn.log"
+
     def up() -> bool:
         try:
             return get(port, "/healthz")[0] == 200

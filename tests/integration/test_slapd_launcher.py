@@ -27,7 +27,7 @@ from scim_core.testing.slapd import (
 )
 
 REPO = Path(__file__).resolve().parents[2]
-LOCKED = "000001010000Z"  # ppolicy's administrative lock value (DESIGN.md §4)
+LOCKED = "000001010000Z"  # ppolicy's administrative lock value
 SORT_OID = "1.2.840.113556.1.4.473"  # RFC 2891 server-side sort request
 VLV_OID = "2.16.840.1.113730.3.4.9"  # draft-ietf-ldapext-ldapv3-vlv request
 INVALID_CREDENTIALS = 49

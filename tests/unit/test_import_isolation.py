@@ -1,4 +1,4 @@
-"""scim_core is framework-free: importing it loads no flask, werkzeug or ldap3 (DESIGN §1)."""
+"""scim_core is framework-free: importing it loads no flask, werkzeug or ldap3."""
 
 import subprocess
 import sys

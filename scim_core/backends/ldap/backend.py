@@ -103,7 +103,8 @@ def _password_refused(error: LDAPOperationResult) -> ScimError:
     """A refused password: the client's when the site's policy rejects the value, else the
     directory's (TLS missing, no right to set it). The text never carries the password."""
     if error.result in (CONSTRAINT_VIOLATION, 21):
-        return InvalidValue(f"The directory refused the password ({error.description}).")
+        log.info("directory refused the password with result %s", error.result)
+        return InvalidValue("The directory's password policy refused the password.")
     return scim_error(error, "the password")
 
 
@@ -472,7 +473,7 @@ class LdapBackend:
     def create_user(self, user: Resource, password: Secret | None) -> Resource:
         """Add the entry and set its password; a refused password leaves no entry behind.
 
-        By default the password is set with RFC 3062 after the add (DESIGN §4). Between the
+        By default the password is set with RFC 3062 after the add. Between the
         two the entry is *pending*: born disabled and stamped in ``SCIM_LDAP_PENDING_ATTRIBUTE``
         until the password is in, so an outage between the steps leaves a user nobody can log
         in as, and the client's retry of the same POST (after :data:`PENDING_CREATE_GRACE`)
@@ -633,7 +634,7 @@ class LdapBackend:
         """Write only what differs: one modify, a new userName (a modrdn where it is the RDN),
         a password.
 
-        All or nothing for what the client sent (DESIGN §4): where the profile sets the
+        All or nothing for what the client sent: where the profile sets the
         password as an attribute (AD) it goes in the one modify with everything else; where
         it is an RFC 3062 operation it goes first, since the directory's policy may refuse
         it, then the modify (values the directory would refuse were refused before either,

@@ -1,4 +1,4 @@
-"""SCIM resources <-> LDAP entries (DESIGN §2), as tables and pure functions.
+"""SCIM resources <-> LDAP entries, as tables and pure functions.
 
 Reading turns an entry's attributes into a canonical SCIM resource; writing turns a resource
 into the LDAP attribute values it implies, so an update is the difference between the values

@@ -1,4 +1,4 @@
-"""The LDAP plugin's ``SCIM_LDAP_*`` settings, declared once (DESIGN §5)."""
+"""The LDAP plugin's ``SCIM_LDAP_*`` settings, declared once."""
 
 from __future__ import annotations
 
