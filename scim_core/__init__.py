@@ -20,6 +20,9 @@ compares their signatures with a checked-in snapshot. They fall into these group
 - backends: the :class:`Backend` protocol, :class:`BackendFactory`, :class:`Query`,
   :class:`Page`, :data:`Resource`, :class:`Secret` and :func:`load_backend`;
 - errors: :class:`ScimError` and one subclass per RFC 7644 §3.12 error;
+- observation: :func:`add_directory_observer` (a :data:`DirectoryObserver` sees each directory
+  operation a backend reports with :func:`directory_operation`) and :data:`DRY_RUN_HEADER`,
+  which marks the answers of a backend that plans its writes instead of making them;
 - building blocks: :func:`parse_filter` (and the :data:`Filter` AST), :func:`apply_patch`, and
   the userName normalization hook (:data:`Normalizer`, :func:`normalize_username`).
 
@@ -57,20 +60,23 @@ from scim_core.filter import Filter, parse_filter
 from scim_core.filter.policy import DEFAULT_POLICY, FilterPolicy
 from scim_core.messages import SCIM_MEDIA_TYPE, ScimRequest, ScimResponse
 from scim_core.normalize import Normalizer, normalize_username
+from scim_core.observe import DirectoryObserver, add_directory_observer, directory_operation
 from scim_core.patch import apply_patch
 from scim_core.secret import Secret
-from scim_core.service import ScimService, error_response
+from scim_core.service import DRY_RUN_HEADER, ScimService, error_response
 
 __version__ = "0.1.0"
 """The distribution's version; ``setup.cfg`` reads it from here (``attr:``)."""
 
 __all__ = [
     "DEFAULT_POLICY",
+    "DRY_RUN_HEADER",
     "SCIM_MEDIA_TYPE",
     "SERVICE_SETTINGS",
     "Backend",
     "BackendFactory",
     "ConfigError",
+    "DirectoryObserver",
     "DirectoryRefused",
     "DirectoryUnavailable",
     "Filter",
@@ -106,7 +112,9 @@ __all__ = [
     "UnsupportedMediaType",
     "VersionConflict",
     "__version__",
+    "add_directory_observer",
     "apply_patch",
+    "directory_operation",
     "error_response",
     "load_backend",
     "normalize_username",

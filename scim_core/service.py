@@ -60,7 +60,16 @@ from scim_core.schemas.resources import (
 )
 from scim_core.secret import Secret
 
-__all__ = ["LIST_RESPONSE_URN", "PATCH_OP_URN", "SEARCH_REQUEST_URN", "ScimService"]
+__all__ = [
+    "DRY_RUN_HEADER",
+    "LIST_RESPONSE_URN",
+    "PATCH_OP_URN",
+    "SEARCH_REQUEST_URN",
+    "ScimService",
+]
+
+#: Marks the answer to a write the backend planned but did not make (a dry run).
+DRY_RUN_HEADER = "X-Dry-Run"
 
 LIST_RESPONSE_URN = "urn:ietf:params:scim:api:messages:2.0:ListResponse"
 PATCH_OP_URN = "urn:ietf:params:scim:api:messages:2.0:PatchOp"
@@ -148,15 +157,30 @@ class ScimService:
     # ------------------------------------------------------------------ dispatch
 
     def handle(self, request: ScimRequest) -> ScimResponse:
-        """Answer one request; every failure becomes an RFC 7644 §3.12 error response."""
+        """Answer one request; every failure becomes an RFC 7644 §3.12 error response.
+
+        A backend that plans its writes rather than making them (its ``dry_run`` is true)
+        gets every answer to a write marked ``X-Dry-Run: true``.
+        """
         try:
-            return self._dispatch(request)
+            response = self._dispatch(request)
         except ScimError as error:
             self._audit_failure(request, error.status, error.scim_type, partial=error.partial)
-            return error_response(error)
+            response = error_response(error)
         except Exception:
             self._audit_failure(request, 500, None)
             raise
+        if (
+            self._dry_run
+            and request.method.upper() in _WRITE_ACTIONS
+            and not request.path.rstrip("/").endswith(".search")
+        ):
+            response = replace(response, headers={**response.headers, DRY_RUN_HEADER: "true"})
+        return response
+
+    @property
+    def _dry_run(self) -> bool:
+        return bool(getattr(self.backend, "dry_run", False))
 
     def refuse(self, request: ScimRequest, error: ScimError) -> ScimResponse:
         """Answer a request its adapter refused before :meth:`handle` (a missing or wrong
@@ -598,6 +622,8 @@ class ScimService:
             record["scimType"] = scim_type
         if partial:
             record["partial"] = True
+        if self._dry_run:
+            record["dryRun"] = True
         level = logging.INFO if status < 400 else logging.WARNING
         audit_log.log(
             level,

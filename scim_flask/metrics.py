@@ -23,7 +23,15 @@ from prometheus_client import (
     multiprocess,
 )
 
-__all__ = ["CONTENT_TYPE", "observe_readiness", "observe_request", "refused", "route_of", "scrape"]
+__all__ = [
+    "CONTENT_TYPE",
+    "observe_directory_operation",
+    "observe_readiness",
+    "observe_request",
+    "refused",
+    "route_of",
+    "scrape",
+]
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 
@@ -42,6 +50,18 @@ REFUSED = Counter(
     "scim_refused_requests_total",
     "Requests refused before the service: no or a wrong token, or a rate limit.",
     ["reason"],
+)
+DIRECTORY_OPERATIONS = Counter(
+    "scim_directory_operations_total",
+    "Directory operations sent, by kind (search, modify, add, delete, rename, password) and "
+    "outcome (success, the directory's result name, or unavailable).",
+    ["kind", "outcome"],
+)
+DIRECTORY_LATENCY = Histogram(
+    "scim_directory_operation_duration_seconds",
+    "Time from sending a directory operation to its answer.",
+    ["kind"],
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10),
 )
 DIRECTORY_READY = Gauge(
     "scim_directory_ready",
@@ -79,6 +99,12 @@ def refused(reason: str) -> None:
     """Count one request refused before the service (``unauthenticated``, ``rate_limited``,
     ``authentication_throttled``)."""
     REFUSED.labels(reason).inc()
+
+
+def observe_directory_operation(kind: str, outcome: str, seconds: float) -> None:
+    """Count one directory operation and its duration (a :mod:`scim_core.observe` observer)."""
+    DIRECTORY_OPERATIONS.labels(kind, outcome).inc()
+    DIRECTORY_LATENCY.labels(kind).observe(seconds)
 
 
 def observe_readiness(ready: bool) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import http.client
+import json
 import os
 from collections import Counter
 from collections.abc import Iterator
@@ -13,10 +14,11 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from reliability import TOKEN, shipped_gunicorn
 
-from scim_core.testing.slapd import find_free_port
+from scim_core.testing.slapd import SlapdInstance, find_free_port
 from scim_flask.metrics import route_of
 
 WORKERS = 4
+USER_URN = "urn:ietf:params:scim:schemas:core:2.0:User"
 
 
 def get(port: int, path: str, token: str | None = TOKEN) -> tuple[int, bytes]:
@@ -118,3 +120,65 @@ def test_metrics_need_a_token(port: int) -> None:
 )
 def test_routes_are_templates(path: str, route: str) -> None:
     assert route_of(path, "/scim/v2") == route
+
+
+def test_directory_operations_are_counted_by_kind_and_outcome(
+    tmp_path: Path,
+) -> None:
+    """Over a real slapd, across two workers: each create is one add, a repeated one an add
+    the directory refuses, and every lookup at least one search."""
+    port = find_free_port()
+    with SlapdInstance() as directory:
+        environment = dict(
+            os.environ,
+            SCIM_PORT=str(port),
+            SCIM_WORKERS="2",
+            SCIM_LOG_LEVEL="WARNING",
+            SCIM_TOKENS_SHA256="scraper=" + hashlib.sha256(TOKEN.encode()).hexdigest(),
+            **directory.service_settings(),
+        )
+        environment.pop("PROMETHEUS_MULTIPROC_DIR", None)
+
+        def up() -> bool:
+            try:
+                return get(port, "/healthz")[0] == 200
+            except OSError:
+                return False
+
+        with shipped_gunicorn(environment, tmp_path / "gunicorn.log", up):
+            for number in range(10):
+                assert post_user(port, f"counted-{number}") == 201
+            for number in range(3):
+                assert post_user(port, f"counted-{number}") == 409
+            for number in range(10):
+                query = f"/scim/v2/Users?filter=userName%20eq%20%22counted-{number}%22"
+                assert get(port, query)[0] == 200
+            status, text = get(port, "/metrics")
+    assert status == 200
+    operations = Counter[tuple[str, str]]()
+    for labels, value in samples(text.decode(), "scim_directory_operations_total"):
+        operations[labels["kind"], labels["outcome"]] += int(value)
+    assert operations["add", "success"] == 10, operations
+    assert operations["add", "entryAlreadyExists"] == 3, operations
+    assert operations["search", "success"] >= 10, operations
+    timed = samples(text.decode(), "scim_directory_operation_duration_seconds_count")
+    assert sum(v for labels, v in timed) == sum(operations.values())
+
+
+def post_user(port: int, name: str) -> int:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    body = json.dumps(
+        {
+            "schemas": [USER_URN],
+            "userName": name,
+            "name": {"givenName": "G", "familyName": "F"},
+            "emails": [{"value": f"{name}@example.org", "primary": True}],
+        }
+    )
+    headers = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/scim+json"}
+    connection.request("POST", "/scim/v2/Users", body=body, headers=headers)
+    answer = connection.getresponse()
+    status, text = answer.status, answer.read()
+    connection.close()
+    assert status in (201, 409), text
+    return status

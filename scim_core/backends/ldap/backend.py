@@ -10,8 +10,10 @@ Searches and modifies take the pyasn1-free path of :mod:`scim_core.backends.ldap
 
 from __future__ import annotations
 
+import functools
 import logging
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from datetime import UTC, datetime
 from typing import Any
@@ -30,7 +32,7 @@ from ldap3.utils.dn import parse_dn
 from ldap3.utils.dn import safe_dn as _safe_dn
 
 from scim_core.backend import Page, Query, Resource
-from scim_core.backends.ldap import wire
+from scim_core.backends.ldap import operations
 from scim_core.backends.ldap.capabilities import Capabilities
 from scim_core.backends.ldap.connection import ConnectionFactory
 from scim_core.backends.ldap.controls import (
@@ -39,6 +41,7 @@ from scim_core.backends.ldap.controls import (
     post_read,
     values_return_filter,
 )
+from scim_core.backends.ldap.dryrun import Planner
 from scim_core.backends.ldap.escape import dn_value, filter_value
 from scim_core.backends.ldap.filter import FilterMapping, to_ldap
 from scim_core.backends.ldap.mapping import UserMapping, first, generalized_to_iso
@@ -153,6 +156,24 @@ def _naming_error(error: LDAPOperationResult, what: str) -> ScimError:
     return scim_error(error, what)
 
 
+def _one_change(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A public write: in a dry run, its operations are planned together as one block."""
+
+    def decorate(method: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(method)
+        def planned(self: LdapBackend, *args: Any, **kwargs: Any) -> Any:
+            plan = self.connections.planner
+            if plan is None:
+                return method(self, *args, **kwargs)
+            subject = args[0] if args and isinstance(args[0], str) else ""
+            with plan.request(f"{what} {subject}".strip()):
+                return method(self, *args, **kwargs)
+
+        return planned
+
+    return decorate
+
+
 class LdapBackend:
     """Users and groups in an LDAP directory (OpenLDAP, 389-DS or AD, by profile).
 
@@ -164,6 +185,14 @@ class LdapBackend:
         self.settings = settings
         self.profile: DirectoryProfile = PROFILES[settings.dialect]
         self.connections = connections or ConnectionFactory(settings)
+        if settings.dry_run:
+            self.connections.planner = Planner(
+                id_attribute=self.profile.id_attribute,
+                new_id=lambda: self.profile.id_value(str(uuid.uuid4())),
+                password_attributes=("userPassword", self.profile.password_attribute or ""),
+                binary=self.profile.binary,
+                ldif_file=settings.dry_run_ldif,
+            )
         self.users = UserMapping(
             profile=self.profile,
             users_base=settings.users_base,
@@ -200,6 +229,11 @@ class LdapBackend:
             attributes={"id": "cn", "displayname": "cn"}, value_transforms={}, booleans={}
         )
 
+    @property
+    def dry_run(self) -> bool:
+        """Whether writes are planned (logged as LDIF) instead of made."""
+        return self.connections.planner is not None
+
     # ================================================================= plumbing
 
     def _search(
@@ -215,7 +249,7 @@ class LdapBackend:
         def operation(connection: Connection) -> tuple[list[dict[str, Any]], dict[str, Any]]:
             try:
                 # Encoded and decoded without pyasn1 (see wire.py).
-                return wire.search(
+                return operations.search(
                     connection,
                     base,
                     search_filter,
@@ -456,10 +490,10 @@ class LdapBackend:
         def operation(connection: Connection) -> None:
             with password.exposed() as value:
                 if attribute is None:
-                    connection.extend.standard.modify_password(user=dn, new_password=value)
+                    operations.set_password(connection, dn, value)
                 else:
                     octets = self.profile.password_value(value)
-                    wire.modify(connection, dn, {attribute: [(MODIFY_REPLACE, [octets])]})
+                    operations.modify(connection, dn, {attribute: [(MODIFY_REPLACE, [octets])]})
 
         try:
             self.connections.run(operation, retry=False)
@@ -470,6 +504,7 @@ class LdapBackend:
             # ldap3 prepares passwords with RFC 4013; its message would quote the character.
             raise InvalidValue("The password holds characters RFC 4013 does not allow.") from None
 
+    @_one_change("create user")
     def create_user(self, user: Resource, password: Secret | None) -> Resource:
         """Add the entry and set its password; a refused password leaves no entry behind.
 
@@ -523,10 +558,10 @@ class LdapBackend:
                 with password.exposed() as secret:
                     value = self.profile.password_value(secret) if attribute else secret
                     with_password = {**values, attribute or "userPassword": [value]}
-                    connection.add(dn, attributes=with_password, controls=read)
+                    result = operations.add(connection, dn, with_password, read)
             else:
-                connection.add(dn, attributes=values, controls=read)
-            return parse_post_read((connection.result or {}).get("controls"))
+                result = operations.add(connection, dn, values, read)
+            return parse_post_read(result.get("controls"))
 
         current: Resource | None = None
         written: Mapping[str, Any] | None = None
@@ -556,7 +591,9 @@ class LdapBackend:
                 guard = self._stamp_guard(pending, stamp) if pending else []
                 with _after_a_write():
                     self._write(
-                        "the rollback", lambda c: c.delete(dn, controls=guard or None), retry=True
+                        "the rollback",
+                        lambda c: operations.delete(c, dn, guard or None),
+                        retry=True,
                     )
                 raise
             try:
@@ -628,6 +665,7 @@ class LdapBackend:
             # Another retry of the same create took the entry over and answers for it.
             raise Uniqueness("This userName is taken.") from None
 
+    @_one_change("update user")
     def update_user(
         self, user_id: str, current: Resource, desired: Resource, password: Secret | None
     ) -> Resource:
@@ -755,13 +793,13 @@ class LdapBackend:
             connection: Connection, changes: Mapping[str, Sequence[tuple[str, Sequence[Any]]]]
         ) -> dict[str, Any]:
             try:
-                return wire.modify(connection, dn, changes, controls)
+                return operations.modify(connection, dn, changes, controls)
             except LDAPOperationResult as error:
                 # The auxiliary class (externalId, email flag) may be there already: add nothing.
                 if error.result != VALUE_EXISTS or "objectClass" not in changes:
                     raise
                 rest = {k: v for k, v in changes.items() if k != "objectClass"}
-                return wire.modify(connection, dn, rest, controls)
+                return operations.modify(connection, dn, rest, controls)
 
         def modify(connection: Connection) -> Mapping[str, Any] | None:
             if password is None:
@@ -825,7 +863,7 @@ class LdapBackend:
         new_rdn = f"{self.profile.user_naming}={dn_value(new_name)}"
 
         def modrdn(connection: Connection) -> None:
-            connection.modify_dn(dn, new_rdn, delete_old_dn=True)
+            operations.rename(connection, dn, new_rdn)
 
         try:
             self.connections.run(modrdn, retry=False)
@@ -847,6 +885,7 @@ class LdapBackend:
         )
         return [e["dn"] for e in entries]
 
+    @_one_change("delete user")
     def delete_user(self, user_id: str) -> bool:
         """Remove the user from every group, then delete the entry."""
         entry = self._user_entry(user_id, ["1.1"])
@@ -856,7 +895,7 @@ class LdapBackend:
         for group_dn in self._groups_with_member(dn):
             self._write_members(group_dn, add=[], remove=[dn])
         try:
-            self._write("the user", lambda c: c.delete(dn))
+            self._write("the user", lambda c: operations.delete(c, dn))
         except NotFound:
             return False
         return True
@@ -949,6 +988,7 @@ class LdapBackend:
             ],
         )
 
+    @_one_change("create group")
     def create_group(self, group: Resource) -> Resource:
         """Add a group of the profile's class; where that class needs a member (groupOfNames
         on OpenLDAP), an empty group holds the placeholder member."""
@@ -965,7 +1005,7 @@ class LdapBackend:
         }
 
         def add(connection: Connection) -> None:
-            connection.add(dn, attributes=values)
+            operations.add(connection, dn, values)
 
         try:
             self.connections.run(add, retry=False)
@@ -1054,8 +1094,9 @@ class LdapBackend:
 
     def _modify_members(self, group_dn: str, changes: list[Change]) -> None:
         """One modify of the member attribute; LDAP refusals propagate to the caller."""
-        self.connections.run(lambda c: wire.modify(c, group_dn, {"member": changes}))
+        self.connections.run(lambda c: operations.modify(c, group_dn, {"member": changes}))
 
+    @_one_change("change the members of group")
     def change_members(
         self, group_id: str, add: Iterable[str] = (), remove: Iterable[str] = ()
     ) -> bool:

@@ -29,8 +29,9 @@ from ldap3.core.exceptions import (
     LDAPStartTLSError,
 )
 
-from scim_core.backends.ldap import wire
+from scim_core.backends.ldap import operations
 from scim_core.backends.ldap.capabilities import ROOT_DSE_ATTRIBUTES, Capabilities
+from scim_core.backends.ldap.dryrun import Planner
 from scim_core.backends.ldap.settings import LdapSettings
 from scim_core.errors import DirectoryUnavailable
 
@@ -132,6 +133,8 @@ class ConnectionFactory:
         self._tls = tls
         self._local = threading.local()
         self._capabilities: dict[str, Capabilities] = {}
+        #: Set for a dry run: every connection's writes are planned, not sent.
+        self.planner: Planner | None = None
 
     def _open(self) -> Connection:
         """Connect to the first URL that answers, in the configured order (failover).
@@ -161,7 +164,7 @@ class ConnectionFactory:
         capabilities = self._capabilities.get(url)
         if capabilities is None:
             try:
-                entries, _ = wire.search(
+                entries, _ = operations.search(
                     connection, "", "(objectClass=*)", BASE, ROOT_DSE_ATTRIBUTES
                 )
             except BaseException:
@@ -178,6 +181,7 @@ class ConnectionFactory:
                 capabilities.who_am_i,
             )
         connection.scim_capabilities = capabilities
+        connection.scim_planner = self.planner
 
     def capabilities(self, role: str = "connection") -> Capabilities:
         """What the server behind this thread's connection supports (read once per server)."""

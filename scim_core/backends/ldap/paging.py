@@ -27,7 +27,7 @@ from ldap3 import BASE, LEVEL, Connection
 from ldap3.core import results as ldap3_results
 from ldap3.core.exceptions import LDAPOperationResult
 
-from scim_core.backends.ldap import wire
+from scim_core.backends.ldap import operations
 from scim_core.backends.ldap.connection import ConnectionFactory
 from scim_core.backends.ldap.controls import parse_vlv_response, sort_control, vlv_control
 
@@ -105,7 +105,7 @@ class SortedPager:
         if self._naming_contexts is None:
 
             def read(connection: Connection) -> tuple[str, ...]:
-                entries, _ = wire.search(
+                entries, _ = operations.search(
                     connection, "", "(objectClass=*)", BASE, ["namingContexts"]
                 )
                 values = entries[0]["attributes"].get("namingContexts") if entries else ()
@@ -123,7 +123,9 @@ class SortedPager:
             return None
 
         def read(connection: Connection) -> Marker | None:
-            entries, _ = wire.search(connection, suffix, "(objectClass=*)", BASE, ["contextCSN"])
+            entries, _ = operations.search(
+                connection, suffix, "(objectClass=*)", BASE, ["contextCSN"]
+            )
             values = entries[0]["attributes"].get("contextCSN") if entries else ()
             return tuple(sorted(str(v) for v in values or ())) or None
 
@@ -211,7 +213,7 @@ class SortedPager:
 
         def operation(connection: Connection) -> tuple[list[dict[str, Any]], dict[str, Any]]:
             try:
-                wire.search(
+                operations.search(
                     connection,
                     base,
                     search_filter,

@@ -127,6 +127,21 @@ LDAP_SETTINGS: tuple[Setting[Any], ...] = (
         None,
         "Member DN kept in groups that would otherwise be empty (default: the bind DN).",
     ),
+    Setting(
+        "SCIM_LDAP_DRY_RUN",
+        parse_bool,
+        False,
+        "Plan every write against the directory as it is and answer as it would be, but write "
+        "nothing: each request's changes are logged as LDIF (passwords left out) on the "
+        "scim.dryrun logger. Reads stay live.",
+    ),
+    Setting(
+        "SCIM_LDAP_DRY_RUN_LDIF",
+        str,
+        None,
+        "With SCIM_LDAP_DRY_RUN, also append the planned changes to this file (one block per "
+        "request; `ldapmodify -c -f` applies it).",
+    ),
 )
 
 
@@ -151,6 +166,8 @@ class LdapSettings:
     vlv_per_connection: int = 5
     password_on_add: bool = False
     pending_attribute: str | None = DEFAULT
+    dry_run: bool = False
+    dry_run_ldif: str | None = None
 
     def __post_init__(self) -> None:
         # Schema-extension parts left to the profile take its default; "none" turns one off.
@@ -193,4 +210,6 @@ class LdapSettings:
             vlv_per_connection=v["SCIM_LDAP_VLV_PER_CONNECTION"],
             password_on_add=v["SCIM_LDAP_PASSWORD_ON_ADD"],
             pending_attribute=v["SCIM_LDAP_PENDING_ATTRIBUTE"],
+            dry_run=v["SCIM_LDAP_DRY_RUN"],
+            dry_run_ldif=v["SCIM_LDAP_DRY_RUN_LDIF"],
         )

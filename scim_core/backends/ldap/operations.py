@@ -1,0 +1,125 @@
+"""Every LDAP operation the plugin sends, in one place.
+
+Each is reported to the directory observers (:mod:`scim_core.observe`: kind, outcome, time),
+and each write goes to the connection's dry-run :class:`~scim_core.backends.ldap.dryrun.Planner`
+instead of the directory when the plugin plans rather than writes. Searches and modifies take
+the pyasn1-free path of :mod:`~scim_core.backends.ldap.wire`; the rest are ldap3's own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ldap3 import BASE, Connection
+from ldap3.core.exceptions import LDAPOperationResult
+
+from scim_core.backends.ldap import wire
+from scim_core.backends.ldap.dryrun import Planner
+from scim_core.observe import directory_operation
+
+__all__ = ["add", "delete", "modify", "planner", "rename", "search", "set_password"]
+
+Control = wire.Control
+
+
+def _outcome(error: BaseException) -> str:
+    """The result name of a refusal (a bounded set, RFC 4511 §4.1.9), else unavailable."""
+    if isinstance(error, LDAPOperationResult):
+        return str(error.description or error.result)
+    return "unavailable"
+
+
+def planner(connection: Connection) -> Planner | None:
+    """The dry-run planner of ``connection``'s factory, if the plugin plans its writes."""
+    plan: Planner | None = getattr(connection, "scim_planner", None)
+    return plan
+
+
+def search(
+    connection: Connection,
+    base: str,
+    search_filter: str,
+    scope: str,
+    attributes: Sequence[str],
+    controls: Sequence[Control] | None = None,
+    binary: frozenset[str] = frozenset(),
+) -> wire.Response:
+    """:func:`wire.search`, observed. In a dry run an entry this request planned answers a
+    base search for its DN (an entry it deleted answers nothing), and deleted entries leave
+    other searches' answers."""
+    plan = planner(connection)
+    if plan is not None and scope == BASE:
+        known, entry = plan.planned(base)
+        if known:
+            if entry is None:
+                return [], {"result": 0, "description": "success"}
+            wanted = {a.lower() for a in attributes}
+            shown = {k: v for k, v in entry.items() if "*" in wanted or k.lower() in wanted}
+            return [{"type": "searchResEntry", "dn": base, "attributes": shown}], {"result": 0}
+    with directory_operation("search", _outcome):
+        entries, result = wire.search(
+            connection, base, search_filter, scope, attributes, controls, binary
+        )
+    if plan is not None:
+        entries = [e for e in entries if plan.planned(e["dn"]) != (True, None)]
+    return entries, result
+
+
+def modify(
+    connection: Connection,
+    dn: str,
+    changes: Mapping[str, Sequence[tuple[str, Sequence[Any]]]],
+    controls: Sequence[Control] | None = None,
+) -> dict[str, Any]:
+    """One modify (:func:`wire.modify`): the result, its ``controls`` decoded."""
+    plan = planner(connection)
+    with directory_operation("modify", _outcome):
+        if plan is not None:
+            return plan.modify(connection, dn, changes, controls)
+        return wire.modify(connection, dn, changes, controls)
+
+
+def add(
+    connection: Connection,
+    dn: str,
+    attributes: Mapping[str, Any],
+    controls: Sequence[Control] | None = None,
+) -> dict[str, Any]:
+    """One add: the result, its ``controls`` decoded (a post-read entry)."""
+    plan = planner(connection)
+    with directory_operation("add", _outcome):
+        if plan is not None:
+            return plan.add(connection, dn, attributes, controls)
+        connection.add(dn, attributes=dict(attributes), controls=list(controls or ()) or None)
+        return dict(connection.result or {})
+
+
+def delete(connection: Connection, dn: str, controls: Sequence[Control] | None = None) -> None:
+    """One delete."""
+    plan = planner(connection)
+    with directory_operation("delete", _outcome):
+        if plan is not None:
+            plan.delete(connection, dn)
+        else:
+            connection.delete(dn, controls=list(controls or ()) or None)
+
+
+def rename(connection: Connection, dn: str, new_rdn: str) -> None:
+    """One modrdn to ``new_rdn`` under the same parent, the old RDN value deleted."""
+    plan = planner(connection)
+    with directory_operation("rename", _outcome):
+        if plan is not None:
+            plan.rename(connection, dn, new_rdn)
+        else:
+            connection.modify_dn(dn, new_rdn, delete_old_dn=True)
+
+
+def set_password(connection: Connection, dn: str, password: str) -> None:
+    """The RFC 3062 password modify operation."""
+    plan = planner(connection)
+    with directory_operation("password", _outcome):
+        if plan is not None:
+            plan.password(dn)
+        else:
+            connection.extend.standard.modify_password(user=dn, new_password=password)
