@@ -49,9 +49,22 @@ def shipped_gunicorn(
 
     :param ready: true once the server answers; start-up fails after 30 s with the log's tail.
     """
+    command = [sys.executable, "-m", "gunicorn", "-c", str(REPO / "examples" / "gunicorn.conf.py")]
+    with served(command, environment, log, ready) as process:
+        yield process
+
+
+@contextmanager
+def served(
+    command: list[str], environment: Mapping[str, str], log: Path, ready: Callable[[], bool]
+) -> Iterator[subprocess.Popen[bytes]]:
+    """A server process started from the repository with ``command``, stopped by PID.
+
+    :param ready: true once the server answers; start-up fails after 30 s with the log's tail.
+    """
     with log.open("wb") as output:
         process = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "-c", str(REPO / "examples" / "gunicorn.conf.py")],
+            command,
             cwd=REPO,
             env=dict(environment),
             stdin=subprocess.DEVNULL,
@@ -61,7 +74,7 @@ def shipped_gunicorn(
         )
     try:
         up = wait_until(lambda: process.poll() is None and ready(), timeout=30, interval=0.1)
-        assert up, f"gunicorn did not start: {log.read_text(errors='replace')[-2000:]}"
+        assert up, f"{command[2]} did not start: {log.read_text(errors='replace')[-2000:]}"
         yield process
     finally:
         process.terminate()

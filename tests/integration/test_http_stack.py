@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 from reliability import TOKEN, shipped_gunicorn, wait_until
+from reliability import served as served_process
 
 from scim_core.testing.slapd import SlapdInstance, find_free_port
 
@@ -361,30 +362,14 @@ def test_scim_server_runs_the_service_worker(directory: SlapdInstance, tmp_path:
             return served.send(request("GET", "/healthz"), timeout=1)[0] == 200
         return False
 
-    with served.log.open("wb") as output:
-        process = subprocess.Popen(
-            command,
-            cwd=REPO,
-            env=environment,
-            stdin=subprocess.DEVNULL,
-            stdout=output,
-            stderr=output,
-            start_new_session=True,
-        )
     idle: list[socket.socket] = []
-    try:
-        assert wait_until(lambda: process.poll() is None and ready(), timeout=30, interval=0.1)
-        # One worker with one thread: under a sync worker the first idle connection holds it.
-        idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(4)]
-        status, headers, _ = served.send(request("GET", "/healthz"), timeout=2)
-        assert status == 200 and headers["server"] == "scim", headers
-        scim_error(served.send(b"G@T / HTTP/1.1\r\nHost: x\r\n\r\n"), 400)
-    finally:
-        for sock in idle:
-            sock.close()
-        process.terminate()
+    with served_process(command, environment, served.log, ready):
         try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+            # One worker with one thread: under a sync worker the first idle connection holds it.
+            idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(4)]
+            status, headers, _ = served.send(request("GET", "/healthz"), timeout=2)
+            assert status == 200 and headers["server"] == "scim", headers
+            scim_error(served.send(b"G@T / HTTP/1.1\r\nHost: x\r\n\r\n"), 400)
+        finally:
+            for sock in idle:
+                sock.close()
