@@ -29,7 +29,6 @@ from ldap3 import (
 )
 from ldap3.core.exceptions import LDAPInvalidDnError, LDAPOperationResult, LDAPSASLPrepError
 from ldap3.utils.dn import parse_dn
-from ldap3.utils.dn import safe_dn as _safe_dn
 
 from scim_core.backend import Page, Query, Resource
 from scim_core.backends.ldap import operations
@@ -44,7 +43,7 @@ from scim_core.backends.ldap.controls import (
 from scim_core.backends.ldap.dryrun import Planner
 from scim_core.backends.ldap.escape import dn_value, filter_value
 from scim_core.backends.ldap.filter import FilterMapping, to_ldap
-from scim_core.backends.ldap.mapping import UserMapping, first, generalized_to_iso
+from scim_core.backends.ldap.mapping import UserMapping, dn_key, first, generalized_to_iso
 from scim_core.backends.ldap.paging import SortedPager
 from scim_core.backends.ldap.profiles import PROFILES, Change, DirectoryProfile
 from scim_core.backends.ldap.results import (
@@ -138,14 +137,6 @@ def _unique_lookup(node: Filter, keys: frozenset[str]) -> bool:
         and node.path.attr.lower() in keys
         and isinstance(node.value, str)
     )
-
-
-def _dn_key(dn: str) -> str:
-    """A comparable form of a DN (case and spacing folded, RFC 4514 escapes kept)."""
-    try:
-        return str(_safe_dn(dn)).lower()
-    except Exception:
-        return dn.lower()
 
 
 def _naming_error(error: LDAPOperationResult, what: str) -> ScimError:
@@ -391,12 +382,12 @@ class LdapBackend:
             self.settings.users_base, f"(|{parts})", [self.profile.id_attribute]
         )
         by_dn = {
-            _dn_key(e["dn"]): self.profile.format_id(
+            dn_key(e["dn"]): self.profile.format_id(
                 first(e["attributes"], self.profile.id_attribute)
             )
             for e in found
         }
-        return {dn: by_dn[_dn_key(dn)] for dn in managers if _dn_key(dn) in by_dn}
+        return {dn: by_dn[dn_key(dn)] for dn in managers if dn_key(dn) in by_dn}
 
     def _to_users(self, entries: Sequence[dict[str, Any]]) -> list[Resource]:
         managers = self._manager_ids(entries)
@@ -1035,7 +1026,7 @@ class LdapBackend:
             )
             if not entries:
                 return None
-            return {_dn_key(str(v)) for v in entries[0]["attributes"].get("member") or ()}
+            return {dn_key(str(v)) for v in entries[0]["attributes"].get("member") or ()}
         group, _ = self._search(group_dn, self.profile.group_filter, ["1.1"], scope=BASE)
         if not group:
             return None
@@ -1043,7 +1034,7 @@ class LdapBackend:
         for dn in dict.fromkeys(dns):
             condition = f"(&{self.profile.group_filter}(member={filter_value(dn)}))"
             if self._search(group_dn, condition, ["1.1"], scope=BASE)[0]:
-                present.add(_dn_key(dn))
+                present.add(dn_key(dn))
         return present
 
     def _write_members(self, group_dn: str, add: Sequence[str], remove: Sequence[str]) -> bool:
@@ -1061,12 +1052,12 @@ class LdapBackend:
             present = self._present_members(group_dn, asked)
             if present is None:
                 return False
-            to_add = [dn for dn in add if _dn_key(dn) not in present]
-            to_remove = [dn for dn in remove if _dn_key(dn) in present]
+            to_add = [dn for dn in add if dn_key(dn) not in present]
+            to_remove = [dn for dn in remove if dn_key(dn) in present]
             changes: list[Change] = []
             if to_add:
                 changes.append((MODIFY_ADD, to_add))
-                if placeholder and _dn_key(placeholder) in present:
+                if placeholder and dn_key(placeholder) in present:
                     changes.append((MODIFY_DELETE, [placeholder]))
             if to_remove:
                 changes.append((MODIFY_DELETE, to_remove))

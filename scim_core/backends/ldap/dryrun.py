@@ -35,10 +35,18 @@ from typing import Any
 from ldap3 import BASE, MODIFY_ADD, MODIFY_DELETE, MODIFY_REPLACE
 from ldap3.core.exceptions import LDAPOperationResult
 from ldap3.utils.ciDict import CaseInsensitiveDict
-from ldap3.utils.dn import safe_rdn, to_dn
+from ldap3.utils.dn import safe_rdn
 
 from scim_core.backends.ldap import wire
 from scim_core.backends.ldap.controls import POST_READ_OID
+from scim_core.backends.ldap.mapping import dn_key
+from scim_core.backends.ldap.results import (
+    ALREADY_EXISTS,
+    NO_SUCH_ATTRIBUTE,
+    NO_SUCH_OBJECT,
+    OBJECT_CLASS_VIOLATION,
+    VALUE_EXISTS,
+)
 
 __all__ = ["Planner", "change_record"]
 
@@ -47,9 +55,13 @@ log = logging.getLogger("scim.dryrun")
 Entry = Any  # ldap3's CaseInsensitiveDict: attribute name -> values
 Changes = Mapping[str, Sequence[tuple[str, Sequence[Any]]]]
 
-_NAMES = {16: "noSuchAttribute", 20: "attributeOrValueExists", 32: "noSuchObject"}
-_NAMES.update({65: "objectClassViolation", 68: "entryAlreadyExists"})
-_NO_SUCH_OBJECT = 32
+_NAMES = {
+    NO_SUCH_ATTRIBUTE: "noSuchAttribute",
+    VALUE_EXISTS: "attributeOrValueExists",
+    NO_SUCH_OBJECT: "noSuchObject",
+    OBJECT_CLASS_VIOLATION: "objectClassViolation",
+    ALREADY_EXISTS: "entryAlreadyExists",
+}
 _OPERATIONS = {MODIFY_ADD: "add", MODIFY_DELETE: "delete", MODIFY_REPLACE: "replace"}
 _OPERATIONS.update({0: "add", 1: "delete", 2: "replace"})
 # What a modify must leave in an entry of these classes (RFC 4519 MUST), checked as the
@@ -93,10 +105,6 @@ def change_record(
     lines = [f"# {comment}" for comment in comments]
     lines += [_line("dn", dn), f"changetype: {changetype}", *body]
     return "\n".join(lines) + "\n"
-
-
-def _key(dn: str) -> str:
-    return ",".join(part.strip() for part in to_dn(dn)).lower() if dn else ""
 
 
 def _same(left: object, right: object) -> bool:
@@ -180,7 +188,7 @@ class Planner:
     def planned(self, dn: str) -> tuple[bool, Entry | None]:
         """(whether this request planned a change of ``dn``, the entry as planned or None)."""
         entries = self._request.entries
-        key = _key(dn)
+        key = dn_key(dn)
         return (key in entries, entries.get(key))
 
     def _entry(self, connection: Any, dn: str) -> Entry | None:
@@ -193,7 +201,7 @@ class Planner:
                 connection, dn, "(objectClass=*)", BASE, ["*", "+"], binary=self._binary
             )
         except LDAPOperationResult as error:
-            if error.result != _NO_SUCH_OBJECT:
+            if error.result != NO_SUCH_OBJECT:
                 raise
             return None
         if not entries:
@@ -213,7 +221,7 @@ class Planner:
         return result
 
     def _keep(self, dn: str, entry: Entry | None) -> None:
-        self._request.entries[_key(dn)] = entry
+        self._request.entries[dn_key(dn)] = entry
 
     # ----------------------------------------------------------------- writes
 
@@ -226,7 +234,7 @@ class Planner:
     ) -> dict[str, Any]:
         """Plan an add; ``entryAlreadyExists`` when the entry is there."""
         if self._entry(connection, dn) is not None:
-            raise _refused(68, dn, "addResponse")
+            raise _refused(ALREADY_EXISTS, dn, "addResponse")
         entry = CaseInsensitiveDict()
         body, comments = [], []
         for name, values in attributes.items():
@@ -248,7 +256,7 @@ class Planner:
         (an add) or one that is not (a delete)."""
         entry = self._entry(connection, dn)
         if entry is None:
-            raise _refused(32, dn, "modifyResponse")
+            raise _refused(NO_SUCH_OBJECT, dn, "modifyResponse")
         entry = CaseInsensitiveDict(entry)
         body, comments = [], []
         for name, operations in changes.items():
@@ -261,13 +269,13 @@ class Planner:
                 have = list(entry.get(name, []))
                 if kind == "add":
                     if any(_same(v, h) for v in values for h in have):
-                        raise _refused(20, dn, "modifyResponse")
+                        raise _refused(VALUE_EXISTS, dn, "modifyResponse")
                     have += values
                 elif kind == "delete":
                     if values and not all(any(_same(v, h) for h in have) for v in values):
-                        raise _refused(16, dn, "modifyResponse")
+                        raise _refused(NO_SUCH_ATTRIBUTE, dn, "modifyResponse")
                     if not values and not have:
-                        raise _refused(16, dn, "modifyResponse")
+                        raise _refused(NO_SUCH_ATTRIBUTE, dn, "modifyResponse")
                     have = [h for h in have if values and not any(_same(v, h) for v in values)]
                 else:
                     have = values
@@ -279,7 +287,7 @@ class Planner:
         for object_class in entry.get("objectClass", []):
             required = _REQUIRED.get(str(object_class).lower())
             if required and not entry.get(required):
-                raise _refused(65, dn, "modifyResponse")
+                raise _refused(OBJECT_CLASS_VIOLATION, dn, "modifyResponse")
         self._keep(dn, entry)
         self._record(change_record(dn, "modify", body, comments))
         return self._answer(entry, controls)
@@ -287,7 +295,7 @@ class Planner:
     def delete(self, connection: Any, dn: str) -> None:
         """Plan a delete; ``noSuchObject`` when the entry is not there."""
         if self._entry(connection, dn) is None:
-            raise _refused(32, dn, "delResponse")
+            raise _refused(NO_SUCH_OBJECT, dn, "delResponse")
         self._keep(dn, None)
         self._record(change_record(dn, "delete"))
 
@@ -295,11 +303,11 @@ class Planner:
         """Plan a modrdn that deletes the old RDN value; the entry moves to its new DN."""
         entry = self._entry(connection, dn)
         if entry is None:
-            raise _refused(32, dn, "modDNResponse")
+            raise _refused(NO_SUCH_OBJECT, dn, "modDNResponse")
         parent = dn.split(",", 1)[1] if "," in dn else ""
         new_dn = f"{new_rdn},{parent}" if parent else new_rdn
         if self._entry(connection, new_dn) is not None:
-            raise _refused(68, new_dn, "modDNResponse")
+            raise _refused(ALREADY_EXISTS, new_dn, "modDNResponse")
         moved = CaseInsensitiveDict(entry)
         old_name, _, old_value = safe_rdn(dn)[0].partition("=")
         new_name, _, new_value = new_rdn.partition("=")

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ldap3 import MODIFY_ADD, MODIFY_DELETE, MODIFY_REPLACE
+from ldap3.utils.dn import safe_dn
 
 from scim_core.backend import Resource
 from scim_core.backends.ldap.profiles import Change, DirectoryProfile
@@ -49,6 +50,14 @@ def _all(attributes: Attributes, name: str) -> list[Any]:
     if values is None:
         return []
     return list(values) if isinstance(values, (list, tuple)) else [values]
+
+
+def dn_key(dn: str) -> str:
+    """A comparable form of a DN (case and spacing folded, RFC 4514 escapes kept)."""
+    try:
+        return str(safe_dn(dn)).lower()
+    except Exception:
+        return dn.lower()
 
 
 def generalized_to_iso(value: Any) -> str | None:
