@@ -5,6 +5,10 @@ Backends speak canonical SCIM resources (RFC 7643 JSON as ``dict``) with ``id`` 
 ``meta.location`` and ``meta.resourceType``. Backends raise :mod:`scim_core.errors` classes
 (:class:`~scim_core.errors.Uniqueness`, :class:`~scim_core.errors.DirectoryUnavailable`, ...).
 Backends are found by name through the entry-point group ``scim_core.backends``.
+
+A backend that plans its writes instead of making them (the LDAP plugin's dry run) says so with
+a true ``dry_run`` attribute; the service then marks every answer to a write
+(:data:`~scim_core.service.DRY_RUN_HEADER`) and every audit line. Without one it writes.
 """
 
 from __future__ import annotations

@@ -156,7 +156,13 @@ def _one_change(what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]
             plan = self.connections.planner
             if plan is None:
                 return method(self, *args, **kwargs)
-            subject = args[0] if args and isinstance(args[0], str) else ""
+            # Names the entry for a reader of the plan: an id, or a new resource's name.
+            first_argument = args[0] if args else ""
+            subject = (
+                first_argument
+                if isinstance(first_argument, str)
+                else first_argument.get("userName") or first_argument.get("displayName") or ""
+            )
             with plan.request(f"{what} {subject}".strip()):
                 return method(self, *args, **kwargs)
 
@@ -180,7 +186,10 @@ class LdapBackend:
             self.connections.planner = Planner(
                 id_attribute=self.profile.id_attribute,
                 new_id=lambda: self.profile.id_value(str(uuid.uuid4())),
-                password_attributes=("userPassword", self.profile.password_attribute or ""),
+                password_attributes=(
+                    "userPassword",
+                    *filter(None, [self.profile.password_attribute]),
+                ),
                 binary=self.profile.binary,
                 ldif_file=settings.dry_run_ldif,
             )

@@ -32,10 +32,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from ldap3 import BASE, MODIFY_ADD, MODIFY_DELETE, MODIFY_REPLACE
+from ldap3 import BASE
 from ldap3.core.exceptions import LDAPOperationResult
+from ldap3.core.results import RESULT_CODES
 from ldap3.utils.ciDict import CaseInsensitiveDict
-from ldap3.utils.dn import safe_rdn
+from ldap3.utils.dn import safe_rdn, to_dn
 
 from scim_core.backends.ldap import wire
 from scim_core.backends.ldap.controls import POST_READ_OID
@@ -55,15 +56,8 @@ log = logging.getLogger("scim.dryrun")
 Entry = Any  # ldap3's CaseInsensitiveDict: attribute name -> values
 Changes = Mapping[str, Sequence[tuple[str, Sequence[Any]]]]
 
-_NAMES = {
-    NO_SUCH_ATTRIBUTE: "noSuchAttribute",
-    VALUE_EXISTS: "attributeOrValueExists",
-    NO_SUCH_OBJECT: "noSuchObject",
-    OBJECT_CLASS_VIOLATION: "objectClassViolation",
-    ALREADY_EXISTS: "entryAlreadyExists",
-}
-_OPERATIONS = {MODIFY_ADD: "add", MODIFY_DELETE: "delete", MODIFY_REPLACE: "replace"}
-_OPERATIONS.update({0: "add", 1: "delete", 2: "replace"})
+# A modification's number -> its LDIF keyword (RFC 2849).
+_LDIF_OPERATIONS = ("add", "delete", "replace", "increment")
 # What a modify must leave in an entry of these classes (RFC 4519 MUST), checked as the
 # directory would: the service relies on the refusal to keep a placeholder member.
 _REQUIRED = {"groupofnames": "member", "groupofuniquenames": "uniqueMember"}
@@ -74,7 +68,7 @@ _OPERATIONAL = ("entryCSN", "entryUSN", "uSNChanged", "modifyTimestamp", "modifi
 
 def _refused(code: int, dn: str, kind: str) -> LDAPOperationResult:
     return LDAPOperationResult(
-        result=code, description=_NAMES[code], dn=dn, message="", response_type=kind
+        result=code, description=RESULT_CODES[code], dn=dn, message="", response_type=kind
     )
 
 
@@ -262,7 +256,7 @@ class Planner:
         for name, operations in changes.items():
             for operation, values in operations:
                 values = list(values)
-                kind = _OPERATIONS[operation]
+                kind = _LDIF_OPERATIONS[wire.MODIFY_OPERATIONS[operation]]
                 if name.lower() in self._passwords:
                     comments.append(f"{name} is set here (value not shown)")
                     continue
@@ -304,8 +298,7 @@ class Planner:
         entry = self._entry(connection, dn)
         if entry is None:
             raise _refused(NO_SUCH_OBJECT, dn, "modDNResponse")
-        parent = dn.split(",", 1)[1] if "," in dn else ""
-        new_dn = f"{new_rdn},{parent}" if parent else new_rdn
+        new_dn = ",".join([new_rdn, *to_dn(dn)[1:]])
         if self._entry(connection, new_dn) is not None:
             raise _refused(ALREADY_EXISTS, new_dn, "modDNResponse")
         moved = CaseInsensitiveDict(entry)

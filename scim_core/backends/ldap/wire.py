@@ -64,6 +64,7 @@ from ldap3.utils.asn1 import decode_message_fast
 from ldap3.utils.log import PROTOCOL, log, log_enabled
 
 __all__ = [
+    "MODIFY_OPERATIONS",
     "FilterError",
     "Response",
     "encode_attribute_list",
@@ -113,8 +114,9 @@ _SUB_INITIAL, _SUB_ANY, _SUB_FINAL = 0x80, 0x81, 0x82
 _EXT_RULE, _EXT_TYPE, _EXT_VALUE, _EXT_DN = 0x81, 0x82, 0x83, 0x84
 _NOTICE_OF_DISCONNECTION = "1.3.6.1.4.1.1466.20036"  # RFC 4511 §4.4.1
 _HEX = frozenset(b"0123456789abcdefABCDEF")
-_OPERATIONS: dict[object, int] = {MODIFY_ADD: 0, MODIFY_DELETE: 1, MODIFY_REPLACE: 2}
-_OPERATIONS.update({MODIFY_INCREMENT: 3, 0: 0, 1: 1, 2: 2, 3: 3})  # ldap3 takes both forms
+#: A modification's operation, as ldap3 takes it, -> its number (RFC 4511 §4.6, RFC 4525).
+MODIFY_OPERATIONS: dict[object, int] = {MODIFY_ADD: 0, MODIFY_DELETE: 1, MODIFY_REPLACE: 2}
+MODIFY_OPERATIONS.update({MODIFY_INCREMENT: 3, 0: 0, 1: 1, 2: 2, 3: 3})  # ldap3 takes both
 _TYPE_NAMES = {
     _SEARCH_ENTRY: "searchResEntry",
     _SEARCH_DONE: "searchResDone",
@@ -335,7 +337,8 @@ def encode_modify_request(
             items.append(
                 _tlv(
                     _SEQUENCE,
-                    _integer(_ENUMERATED, _OPERATIONS[operation]) + _tlv(_SEQUENCE, modification),
+                    _integer(_ENUMERATED, MODIFY_OPERATIONS[operation])
+                    + _tlv(_SEQUENCE, modification),
                 )
             )
     request = _tlv(_OCTET_STRING, dn.encode("utf-8")) + _tlv(_SEQUENCE, b"".join(items))
