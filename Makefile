@@ -41,7 +41,7 @@ lint: venv
 typing: venv
 	$(BIN)/tox -e typing
 
-# Issue 7's benchmark: 100,000 users, the service against its floor, about 10 minutes; writes
+# The benchmark: 100,000 users, the service against its floor, about 10 minutes; writes
 # bench/results/latest.{json,md,png}. Installs wrk (apt, as root), matplotlib and py-spy (.venv).
 .PHONY: bench-smoke
 bench: system-deps venv

@@ -31,7 +31,10 @@ Decisions where RFC 7644 is silent or identity providers depart from it:
 * at most one element is ``primary`` (RFC 7643 §2.4): the last one written wins, the others
   get ``primary: false``;
 * ``$ref`` is derived by the service and dropped; ``manager`` keeps only ``value``;
-* null, ``{}`` and ``[]`` are unassigned (RFC 7643 §2.5): such keys are removed;
+* null, ``{}``, ``[]`` and ``""`` are unassigned (RFC 7643 §2.5): such keys are removed, so a
+  ``replace`` with any of them clears an optional attribute as ``remove`` does (LDAP holds no
+  empty value; Entra ID clears with ``""``), and an element whose ``value`` is ``""`` goes;
+  a password is the exception: an empty one is refused, not ignored;
 * reordering the values of a multi-valued attribute is no change (the directory stores them
   as unordered sets, RFC 4512 §2.3);
 * writeOnly attributes (``password``) cannot be compared: writing one always counts as a
@@ -545,14 +548,22 @@ def _single_primary(holder: Resource, target: _Target, written: list[Element]) -
             item["primary"] = False
 
 
+def _unassigned(key: str, value: Any) -> bool:
+    """null, ``{}``, ``[]``, and ``""`` but for a password (an empty one is refused, never
+    taken for "no change")."""
+    return value is None or value == {} or value == [] or (value == "" and key != "password")
+
+
 def _canonical(value: Any) -> Any:
-    """``value`` without unassigned (null, ``{}``, ``[]``) or derived parts (RFC 7643 §2.5)."""
+    """``value`` without unassigned (null, ``{}``, ``[]``, ``""``) or derived parts (RFC 7643
+    §2.5); an element whose ``value`` is empty is no element (RFC 7643 §2.4)."""
     if isinstance(value, Mapping):
         pruned = {k: _canonical(v) for k, v in value.items() if k not in _DERIVED}
-        return {k: v for k, v in pruned.items() if v is not None and v != {} and v != []}
+        return {k: v for k, v in pruned.items() if not _unassigned(k, v)}
     if isinstance(value, list):
-        items = [_canonical(v) for v in value]
-        return [v for v in items if v is not None and v != {} and v != []]
+        kept = (v for v in value if not (isinstance(v, Mapping) and v.get("value") == ""))
+        items = [_canonical(v) for v in kept]
+        return [v for v in items if not _unassigned("", v)]
     return value
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import copy
 import json
 import logging
-import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -45,7 +44,6 @@ from scim_core.filter import (
     parse_path,
 )
 from scim_core.messages import SCIM_MEDIA_TYPE, ScimRequest, ScimResponse
-from scim_core.normalize import Normalizer, normalize_username
 from scim_core.paging import parse_window
 from scim_core.patch import MAX_OPERATIONS, apply_patch
 from scim_core.projection import Projection, parse_projection
@@ -147,12 +145,10 @@ class ScimService:
 
     :param backend: where users and groups live.
     :param config: bounds and policies; defaults are the service's documented ones.
-    :param normalize: userName -> uid rule, replaceable.
     """
 
     backend: Backend
     config: ServiceConfig = field(default_factory=ServiceConfig)
-    normalize: Normalizer = normalize_username
 
     # ------------------------------------------------------------------ dispatch
 
@@ -284,7 +280,7 @@ class ScimService:
         if text is not None and text.strip():
             parsed = parse_filter(text, max_length=self.config.max_filter_length)
             self.config.filter_policy.check(parsed, resource_type)
-            parsed = self._normalize_filter(parsed, resource_type)
+            parsed = self._check_names(parsed, resource_type)
         query = Query(
             filter=parsed,
             start_index=min(window.start_index, _MAX_START_INDEX),
@@ -293,17 +289,15 @@ class ScimService:
         )
         return query, projection
 
-    def _normalize_filter(self, node: Filter, resource_type: str) -> Filter:
-        """Compare userName values as the directory stores them (normalized); a
-        userName or group name no entry can have is refused as it is at create."""
-        user = resource_type == "User"
+    def _check_names(self, node: Filter, resource_type: str) -> Filter:
+        """Refuse a group name no group can have as it is refused at create (so folding or
+        lookalike characters never find an entry)."""
         if isinstance(node, Compare):
-            if user and node.path.attr.lower() == "username" and isinstance(node.value, str):
-                try:
-                    return replace(node, value=self._uid(node.value))
-                except InvalidValue as error:
-                    raise InvalidFilter(f"No user can have this userName: {error.detail}") from None
-            if not user and node.path.attr.lower() == "displayname" and isinstance(node.value, str):
+            if (
+                resource_type == "Group"
+                and node.path.attr.lower() == "displayname"
+                and isinstance(node.value, str)
+            ):
                 problem = group_name_problem(node.value)
                 if problem is not None:
                     raise InvalidFilter(f"No group can have this displayName: {problem}")
@@ -311,13 +305,13 @@ class ScimService:
         if isinstance(node, (And, Or)):
             return replace(
                 node,
-                left=self._normalize_filter(node.left, resource_type),
-                right=self._normalize_filter(node.right, resource_type),
+                left=self._check_names(node.left, resource_type),
+                right=self._check_names(node.right, resource_type),
             )
         if isinstance(node, Not):
-            return replace(node, inner=self._normalize_filter(node.inner, resource_type))
+            return replace(node, inner=self._check_names(node.inner, resource_type))
         if isinstance(node, ValueFilter):
-            return replace(node, filter=self._normalize_filter(node.filter, resource_type))
+            return replace(node, filter=self._check_names(node.filter, resource_type))
         return node
 
     # ------------------------------------------------------------------ rendering
@@ -418,22 +412,7 @@ class ScimService:
         folded, _changed = apply_patch({}, [{"op": "add", "value": writable}], "User")
         user = validate_user(folded)
         password = user.pop("password", None)
-        user["userName"] = self._uid(user["userName"])
         return user, Secret(password) if password is not None else None
-
-    def _uid(self, user_name: str) -> str:
-        """The uid of ``user_name``, refused when normalizing changes more than its case.
-
-        Only the uid is stored, so a userName it cannot give back (``Jane+X`` as ``jane-x``,
-        ``ālice`` as ``alice``) would let two different userNames reach one user.
-        """
-        uid = self.normalize(user_name)
-        if uid != unicodedata.normalize("NFKC", user_name.strip()).casefold():
-            raise InvalidValue(
-                "userName may hold only letters a-z (any case), digits and . _ - @, beginning "
-                "and ending with a letter, digit, _ or @."
-            )
-        return uid
 
     def _list_users(self, request: ScimRequest, _: str) -> ScimResponse:
         return self._list(request, request.query, "User")
@@ -490,8 +469,6 @@ class ScimService:
                 raise InvalidValue("active cannot be removed or set to null; send true or false.")
             desired = validate_user(patched, before=current)
             password = desired.pop("password", None)
-            if desired.get("userName") != current.get("userName"):
-                desired["userName"] = self._uid(desired["userName"])
             return desired, Secret(password) if password is not None else None
 
         return self._update_user(request, user_id, "patch", plan)

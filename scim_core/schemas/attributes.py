@@ -149,7 +149,7 @@ USER_SCHEMA = Schema(
             "string",
             required=True,
             uniqueness="server",
-            description="Unique identifier for the User; normalized to the directory uid.",
+            description="Unique identifier for the User, kept as written and matched in any case.",
         ),
         Attribute(
             "name",
@@ -460,7 +460,8 @@ def coerce(attribute: Attribute, value: Any) -> Any:
       ``{"value": "id"}``); its keys are canonicalized, unknown and read-only sub-attributes
       dropped (read-only ones are computed by the service);
     * a multi-valued attribute yields a list; a single element is wrapped;
-    * ``None`` (JSON null, "unassigned" in RFC 7643 §2.5) passes through.
+    * ``None`` (JSON null, "unassigned" in RFC 7643 §2.5) passes through, and ``[]`` for a
+      single-valued attribute is ``None`` (unassigned too).
 
     Canonical values are not enforced (RFC 7643 §2.3.1 allows others).
 
@@ -470,7 +471,7 @@ def coerce(attribute: Attribute, value: Any) -> Any:
     :raises InvalidValue: the value's type does not fit the attribute's (the value is not
         echoed).
     """
-    if value is None:
+    if value is None or (value == [] and not attribute.multi_valued):
         return None
     convert = _SCALARS[attribute.type]
     if attribute.multi_valued:

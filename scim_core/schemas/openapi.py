@@ -23,7 +23,7 @@ from apispec.ext.marshmallow import MarshmallowPlugin
 from marshmallow import EXCLUDE, INCLUDE, RAISE, Schema, fields, validate
 
 from scim_core.schemas.attributes import ENTERPRISE_URN
-from scim_core.schemas.resources import EmailSchema, GroupSchema, UserSchema
+from scim_core.schemas.resources import EmailSchema, GroupSchema, UserNameField, UserSchema
 
 __all__ = [
     "ErrorSchema",
@@ -198,8 +198,8 @@ class UserRequestSchema(UserSchema):
     """A POST or PUT body: the required attributes of the specification."""
 
     schemas = fields.List(fields.String())
-    user_name = fields.String(
-        data_key="userName", required=True, validate=validate.Length(min=1, max=64)
+    user_name = UserNameField(
+        data_key="userName", required=True, validate=validate.Length(min=1, max=256)
     )
     name = fields.Nested(_NameIn, required=True)
     emails = fields.List(

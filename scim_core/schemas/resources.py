@@ -22,6 +22,7 @@ __all__ = [
     "USER_URN",
     "EmailSchema",
     "GroupSchema",
+    "UserNameField",
     "UserSchema",
     "group_name_problem",
     "validate_group",
@@ -67,6 +68,13 @@ def _sasl_prepared(password: str) -> None:
         raise ValidationError("It mixes text directions as RFC 4013 §6 prohibits.")
 
 
+class UserNameField(fields.String):
+    """A string whose surrounding white space is not part of the value (a userName)."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> str:
+        return str(super()._deserialize(value, attr, data, **kwargs)).strip()
+
+
 class _Strict(Schema):
     class Meta:
         unknown = EXCLUDE
@@ -101,7 +109,7 @@ class _Enterprise(_Strict):
 class _User(_Strict):
     id = fields.String()
     external_id = fields.String(data_key="externalId", validate=validate.Length(min=1, max=256))
-    user_name = fields.String(data_key="userName", validate=validate.Length(min=1, max=256))
+    user_name = UserNameField(data_key="userName", validate=validate.Length(min=1, max=256))
     name = fields.Nested(_Name)
     display_name = fields.String(data_key="displayName", validate=_TEXT)
     title = fields.String(validate=_TEXT)

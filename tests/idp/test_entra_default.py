@@ -22,10 +22,20 @@ def test_entra_default_mode(http, directory, run_id):
     replay.through("create user")
     user = replay.variables["user"]
     entry = directory.user(
-        user, "uid", "mail", "givenName", "sn", "cn", "scimExternalId", "pwdAccountLockedTime"
+        user,
+        "uid",
+        "scimUserName",
+        "mail",
+        "givenName",
+        "sn",
+        "cn",
+        "scimExternalId",
+        "pwdAccountLockedTime",
     )
     assert entry is not None
+    # The uid is the normalized form; the userName is kept as Entra wrote it.
     assert entry["uid"] == [f"test_user_{run_id}"]
+    assert entry["scimUserName"] == [f"Test_User_{run_id}"]
     assert entry["mail"] == [f"Test_User_{run_id}@testuser.com"]
     assert (entry["givenName"], entry["sn"]) == (["givenName"], ["familyName"])
     assert entry["cn"] == ["givenName familyName"]

@@ -57,7 +57,7 @@ def test_users_lifecycle(scim, directory, run_id):
     user[Enterprise] = Enterprise(employee_number="4711")
 
     created = scim.create(user)
-    assert created.id and created.user_name == f"client.{run_id}"
+    assert created.id and created.user_name == f"Client.{run_id}"
     assert created.password is None
     assert created[Enterprise].employee_number == "4711"
     assert created.meta.location.endswith(f"/Users/{created.id}")

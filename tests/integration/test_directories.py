@@ -404,6 +404,47 @@ def test_rename_keeps_the_id_and_the_groups(http, directory):
     assert [m["value"] for m in members] == [user["id"]]
 
 
+def test_a_user_name_comes_back_as_written_and_never_reaches_another_user(
+    http, directory, directory_backend
+):
+    """userName is kept as written and found in any case; the RDN holds its normalized form
+    (the uid); a different userName sharing that uid finds nothing and cannot be created; a
+    rename in case only keeps the entry where it is."""
+    token = uuid.uuid4().hex[:8]
+    name = f"Jane.Doe+{token}@Atko.COM"
+    uid = f"jane.doe-{token}@atko.com"
+    user = new_user(http, userName=name)
+    assert user["userName"] == name
+    assert body_of(http("GET", "/Users/" + user["id"]))["userName"] == name
+    for spelled in (name, name.lower(), name.upper()):
+        found = http("GET", "/Users", query_string={"filter": f'userName eq "{spelled}"'})
+        assert [r["id"] for r in body_of(found)["Resources"]] == [user["id"]], spelled
+    dn = dn_of(directory_backend, user)
+    assert dn.split(",", 1)[0].split("=", 1)[1].lower() == uid
+    found = http("GET", "/Users", query_string={"filter": f'userName eq "{uid}"'})
+    assert body_of(found)["Resources"] == []
+    twin = http(
+        "POST",
+        "/Users",
+        json={
+            "userName": uid,
+            "name": {"givenName": "Other", "familyName": "Person"},
+            "emails": [{"value": f"other{token}@example.org", "primary": True}],
+        },
+    )
+    assert twin.status_code == 409, body_of(twin)
+    detail = body_of(twin)["detail"]
+    assert body_of(twin)["scimType"] == "uniqueness"
+    assert token not in detail and "jane" not in detail.lower()
+    swapped = name.swapcase()
+    renamed = patch(
+        http, "/Users/" + user["id"], {"op": "replace", "path": "userName", "value": swapped}
+    )
+    assert renamed.status_code == 200, body_of(renamed)
+    assert body_of(renamed)["userName"] == swapped
+    assert dn_of(directory_backend, user) == dn
+
+
 def test_groups_create_find_and_change_members_both_ways(http, directory, directory_backend):
     first, second = new_user(http), new_user(http)
     name = "dg" + uuid.uuid4().hex[:8]

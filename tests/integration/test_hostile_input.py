@@ -21,7 +21,6 @@ from scim_http import INTEGRATION_TOKEN as TOKEN
 from werkzeug.serving import make_server
 
 from scim_core.backends.ldap.escape import dn_value
-from scim_core.errors import ScimError
 from scim_core.normalize import normalize_username
 
 SCIM_JSON = "application/scim+json"
@@ -398,10 +397,10 @@ def test_usernames_with_dn_specials_reach_no_other_entry(http, untouched, direct
     if response.status_code != 201:
         return
     try:
-        uid = body["userName"]
-        assert uid != VICTIM and uid not in (VICTIM + "*",)
-        assert not set(uid) & set(',+"\\<>;=# *()')
-        directory.search(slapd.users_base, f"(uid={uid})", LEVEL, attributes=["uid"])
+        assert body["userName"] == name.strip()
+        uid = normalize_username(name)
+        assert uid != VICTIM and not set(uid) & set(',+"\\<>;=# *()')
+        directory.search(slapd.users_base, f"(entryUUID={body['id']})", LEVEL, attributes=["uid"])
         assert [e["dn"] for e in directory.response] == [f"uid={uid},{slapd.users_base}"]
     finally:
         sane(http("DELETE", f"/Users/{body['id']}"), 204)
@@ -552,21 +551,8 @@ def test_filter_values_are_literals(http, untouched, endpoint, attribute, value)
         assert body["scimType"] == "invalidFilter"
         return
     searched = sane(http("POST", f"{endpoint}/.search", json={"filter": text}), 200, 400)
-    if attribute == "userName" and _normalized(value) == VICTIM:
-        # userName values are normalized as userNames are: "hostile-victim*" is
-        # the victim's userName, as a create of it would answer 409; the * never reached LDAP.
-        assert [u["id"] for u in body["Resources"]] == [untouched["id"]]
-        assert [u["id"] for u in searched["Resources"]] == [untouched["id"]]
-        return
     never_victim(body, untouched)
     never_victim(searched, untouched)
-
-
-def _normalized(value):
-    try:
-        return normalize_username(value)
-    except ScimError:
-        return None
 
 
 def test_wildcards_in_stored_values_match_only_themselves(http, untouched):
@@ -653,15 +639,24 @@ def test_a_group_name_is_refused_or_its_location_reaches_it_alone(http, untouche
     assert sane(http("PATCH", path, json=remove), 200)["displayName"] == full
 
 
-LOOKALIKE_USER_NAMES = ["alice!", "\u0101lice", "alice\u200b", "Jane.Doe+Test@Atko.com", " .alice"]
+LOOKALIKE_USER_NAMES = [
+    VICTIM + "!",
+    VICTIM.replace("o", "\u014d"),  # o with macron
+    VICTIM + "\u200b",  # zero-width space
+    VICTIM.upper() + ".",
+    " ." + VICTIM,
+    VICTIM.replace("-", "+"),
+]
 
 
 @pytest.mark.parametrize("user_name", LOOKALIKE_USER_NAMES)
-def test_a_user_name_that_would_share_a_uid_is_refused_and_finds_no_one(http, user_name):
-    created = sane(http("POST", "/Users", json=user_body(user_name)), 400)
-    assert created["scimType"] == "invalidValue" and "a-z" in created["detail"]
+def test_a_user_name_sharing_a_uid_is_taken_and_finds_no_one(http, untouched, user_name):
+    """Each of these is another userName than the victim's, with the victim's uid: its create
+    is 409 without naming either, and a lookup of it never answers the victim."""
+    created = sane(http("POST", "/Users", json=user_body(user_name)), 409)
+    assert created["scimType"] == "uniqueness" and "hostile" not in created["detail"]
     found = http("GET", "/Users", query_string={"filter": f'userName eq "{user_name}"'})
-    assert sane(found, 400)["scimType"] == "invalidFilter"
+    never_victim(sane(found, 200), untouched)
 
 
 def test_a_user_name_differing_only_in_case_is_the_same_user(http, untouched):

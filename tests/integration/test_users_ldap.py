@@ -304,7 +304,11 @@ def test_an_unmapped_flag_keeps_the_first_mail_primary(ldap_settings, ldap_backe
 
     from scim_core.backends.ldap import LdapBackend
 
-    backend = LdapBackend(dataclasses.replace(ldap_settings, no_primary_email_attribute=None))
+    # The uid alone names the user here, so scimPerson is needed by nothing written.
+    settings = dataclasses.replace(
+        ldap_settings, no_primary_email_attribute=None, user_name_attribute=None
+    )
+    backend = LdapBackend(settings)
     try:
         name = "unmapped" + uuid.uuid4().hex[:8]
         lone = [{"value": f"{name}@example.com", "type": "work", "primary": False}]
@@ -319,5 +323,70 @@ def test_an_unmapped_flag_keeps_the_first_mail_primary(ldap_settings, ldap_backe
         assert flagged["emails"] == lone
         assert stored_flag(admin, f"uid={name}f,{slapd.users_base}")[0] is True
         assert backend.get_user(flagged["id"])["emails"] == [{**lone[0], "primary": True}]
+    finally:
+        backend.close()
+
+
+def test_a_tool_made_uid_is_the_user_name_and_can_be_renamed(http, slapd, admin, tmp_path):
+    """An entry without a kept userName (ldapadd) answers to its uid as written, is changed in
+    place even when the uid is not in normalized form, and a rename keeps the name as sent."""
+    token = uuid.uuid4().hex[:8]
+    uid = f"Tool+User{token}"
+    dn = f"uid=Tool\\+User{token},{slapd.users_base}"
+    ldif = tmp_path / "tool.ldif"
+    ldif.write_text(
+        f"dn: {dn}\nobjectClass: inetOrgPerson\nuid: {uid}\ncn: T U\nsn: U\n"
+        f"mail: tool{token}@example.com\n",
+        encoding="utf-8",
+    )
+    slapd.ldapadd(ldif)
+    for spelled in (uid, uid.upper()):
+        listed = http("GET", "/Users", query_string={"filter": f'userName eq "{spelled}"'})
+        assert [r["userName"] for r in listed.get_json(force=True)["Resources"]] == [uid]
+    # The normalized form of that uid is another userName: it does not reach this entry.
+    other = http("GET", "/Users", query_string={"filter": f'userName eq "tool-user{token}"'})
+    assert other.get_json(force=True)["Resources"] == []
+    (user,) = listed.get_json(force=True)["Resources"]
+    assert patch(http, user, {"op": "replace", "path": "title", "value": "T"}).status_code == 200
+    admin.search(dn, "(objectClass=*)", BASE, attributes=["title"])
+    assert [str(v) for v in admin.entries[0]["title"]] == ["T"]
+    new_name = f"Tool.Renamed{token}@Example.com"
+    response = patch(http, user, {"op": "replace", "path": "userName", "value": new_name})
+    assert response.get_json(force=True)["userName"] == new_name
+    new_dn = f"uid=tool.renamed{token}@example.com,{slapd.users_base}"
+    admin.search(new_dn, "(objectClass=*)", BASE, attributes=["scimUserName", "objectClass"])
+    (entry,) = admin.entries
+    assert str(entry["scimUserName"]) == new_name
+    assert "scimperson" in {str(c).lower() for c in entry["objectClass"]}
+
+
+def test_without_a_kept_user_name_only_names_the_uid_gives_back_are_taken(ldap_settings):
+    """SCIM_LDAP_USER_NAME_ATTRIBUTE=none: the uid alone names a user, so a userName it would
+    change beyond case is 400 and finds nothing; one differing only in case is stored as its
+    uid."""
+    import dataclasses
+
+    from scim_core.backend import Query
+    from scim_core.backends.ldap import LdapBackend
+    from scim_core.errors import InvalidValue
+    from scim_core.filter import parse_filter
+
+    backend = LdapBackend(dataclasses.replace(ldap_settings, user_name_attribute=None))
+    try:
+        token = uuid.uuid4().hex[:8]
+        user = {
+            "userName": f"Jane+{token}",
+            "name": {"givenName": "J", "familyName": "D"},
+            "emails": [{"value": f"jane{token}@example.com"}],
+        }
+        with pytest.raises(InvalidValue) as refused:
+            backend.create_user(user, None)
+        assert "a-z" in refused.value.detail and token not in refused.value.detail
+        query = Query(filter=parse_filter(f'userName eq "jane+{token}"'))
+        assert backend.find_users(query).total_results == 0
+        created = backend.create_user({**user, "userName": f"Jane.{token}"}, None)
+        assert created["userName"] == f"jane.{token}"
+        query = Query(filter=parse_filter(f'userName eq "JANE.{token}"'))
+        assert [u["id"] for u in backend.find_users(query).resources] == [created["id"]]
     finally:
         backend.close()

@@ -190,7 +190,12 @@ def test_coerce_booleans(value: Any, expected: bool) -> None:
     assert coerce(_attr("active"), value) is expected
 
 
-@pytest.mark.parametrize("value", ["yes", "1", "", 1, 0, 1.5, [], {}, ["True"]])
+def test_an_empty_list_for_a_single_value_is_unassigned() -> None:
+    assert coerce(_attr("active"), []) is None
+    assert coerce(_attr("title"), []) is None
+
+
+@pytest.mark.parametrize("value", ["yes", "1", "", 1, 0, 1.5, {}, ["True"]])
 def test_coerce_rejects_non_booleans(value: Any) -> None:
     with pytest.raises(InvalidValue) as caught:
         coerce(_attr("active"), value)

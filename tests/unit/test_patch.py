@@ -189,6 +189,10 @@ SIMPLE: list[tuple[list[dict[str, Any]], dict[str, Any]]] = [
     ([{"op": "add", "path": "displayName", "value": "B"}], {"displayName": "B"}),
     ([{"op": "remove", "path": "displayName"}], {"displayName": None}),
     ([{"op": "replace", "path": "displayName", "value": None}], {"displayName": None}),
+    ([{"op": "replace", "path": "displayName", "value": ""}], {"displayName": None}),
+    ([{"op": "replace", "path": "displayName", "value": []}], {"displayName": None}),
+    ([{"op": "replace", "value": {"displayName": ""}}], {"displayName": None}),
+    ([{"op": "replace", "value": {"externalId": ""}}], {"externalId": None}),
     ([{"op": "replace", "path": "USERNAME", "value": "babs"}], {"userName": "babs"}),
     ([{"op": "replace", "path": f"{USER_URN}:userName", "value": "babs"}], {"userName": "babs"}),
     ([{"op": "replace", "path": "active", "value": False}], {"active": False}),
@@ -275,6 +279,11 @@ def test_empty_containers_are_removed() -> None:
     assert result == with_(USER, emails=None, name=None, **{ENT: None})
 
 
+def test_an_empty_password_is_kept_for_validation_to_refuse() -> None:
+    result, changed = patch(USER, [{"op": "replace", "path": "password", "value": ""}])
+    assert changed and result["password"] == ""
+
+
 def test_password_always_counts_as_changed() -> None:
     operations = [{"op": "replace", "path": "password", "value": "s3cret!"}]
     result, changed = patch(USER, operations)
@@ -323,6 +332,11 @@ COMPLEX: list[tuple[list[dict[str, Any]], dict[str, Any]]] = [
     ([{"op": "remove", "path": "name.givenName"}], {"name": {"familyName": "Jensen"}}),
     ([{"op": "remove", "path": "name"}], {"name": None}),
     ([{"op": "replace", "path": "name", "value": None}], {"name": None}),
+    (
+        [{"op": "replace", "path": "name.givenName", "value": ""}],
+        {"name": {"familyName": "Jensen"}},
+    ),
+    ([{"op": "replace", "value": {"name.givenName": ""}}], {"name": {"familyName": "Jensen"}}),
     (
         [{"op": "replace", "path": "name", "value": {"givenName": None}}],
         {"name": {"familyName": "Jensen"}},
@@ -376,6 +390,9 @@ def test_manager_is_always_normalized(operation: dict[str, Any]) -> None:
         {"op": "remove", "path": 'manager[value eq "m1"]'},
         {"op": "remove", "path": f'{ENT}:manager[value eq "M1"]'},
         {"op": "replace", "path": "manager", "value": None},
+        {"op": "replace", "path": "manager", "value": ""},
+        {"op": "replace", "path": f"{ENT}:manager", "value": {"value": ""}},
+        {"op": "replace", "value": {f"{ENT}:manager": ""}},
     ],
 )
 def test_manager_removal(operation: dict[str, Any]) -> None:
@@ -478,6 +495,7 @@ EMAILS: list[tuple[list[dict[str, Any]], list[dict[str, Any]] | None]] = [
     ),
     ([{"op": "remove", "path": 'emails[type eq "work"]'}], None),
     ([{"op": "remove", "path": 'emails[type eq "work"].value'}], None),
+    ([{"op": "replace", "path": 'emails[type eq "work"].value', "value": ""}], None),
     ([{"op": "remove", "path": 'emails[type eq "work"].type'}], [{**WORK, "type": None}]),
     ([{"op": "remove", "path": "emails"}], None),
     ([{"op": "replace", "path": "emails", "value": []}], None),

@@ -334,7 +334,7 @@ def test_descriptions_are_stable_and_free_of_addresses():
     assert described == describe()
     assert not [k for k, v in described.items() if _ADDRESS.search(v) or "0x" in v]
     service = described["scim_core.ScimService"]
-    assert "normalize: Normalizer = normalize_username" in service
+    assert "config: ServiceConfig" in service
     assert described["scim_core.ScimError.status"] == "attribute = 400"
     assert described["scim_core.InvalidValue"].endswith("inherited from ScimError")
 

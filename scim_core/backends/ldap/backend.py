@@ -28,7 +28,7 @@ from ldap3 import (
     Connection,
 )
 from ldap3.core.exceptions import LDAPInvalidDnError, LDAPOperationResult, LDAPSASLPrepError
-from ldap3.utils.dn import parse_dn
+from ldap3.utils.dn import parse_dn, to_dn
 
 from scim_core.backend import Page, Query, Resource
 from scim_core.backends.ldap import operations
@@ -67,6 +67,7 @@ from scim_core.errors import (
     VersionConflict,
 )
 from scim_core.filter import Compare, Filter
+from scim_core.normalize import Normalizer, normalize_username
 from scim_core.schemas.resources import ENTERPRISE_URN
 from scim_core.secret import InFlightSecretFilter, Secret
 
@@ -176,9 +177,16 @@ class LdapBackend:
 
     :param settings: validated ``SCIM_LDAP_*`` settings.
     :param connections: a connection factory; built from ``settings`` when omitted.
+    :param normalize: userName -> uid, the RDN value of a new user (the default rule unless
+        a site replaces it).
     """
 
-    def __init__(self, settings: LdapSettings, connections: ConnectionFactory | None = None):
+    def __init__(
+        self,
+        settings: LdapSettings,
+        connections: ConnectionFactory | None = None,
+        normalize: Normalizer = normalize_username,
+    ):
         self.settings = settings
         self.profile: DirectoryProfile = PROFILES[settings.dialect]
         self.connections = connections or ConnectionFactory(settings)
@@ -199,6 +207,8 @@ class LdapBackend:
             external_id_attribute=settings.external_id_attribute,
             external_id_object_class=settings.external_id_object_class,
             no_primary_email_attribute=settings.no_primary_email_attribute,
+            user_name_attribute=settings.user_name_attribute,
+            normalize=normalize,
         )
         self.placeholder_dn = (
             (settings.placeholder_dn or settings.bind_dn)
@@ -221,6 +231,7 @@ class LdapBackend:
         self.user_filters = FilterMapping(
             attributes=attributes,
             value_transforms={"id": self.profile.id_value},
+            equalities={"username": self.users.user_name_filter},
             booleans={
                 "active": (self.profile.active_filter(True), self.profile.active_filter(False))
             },
@@ -281,15 +292,25 @@ class LdapBackend:
         except LDAPOperationResult as error:
             raise scim_error(error, "the rootDSE read") from None
 
-    def user_dn(self, user_name: str) -> str:
-        """The DN a new user named ``user_name`` (normalized) gets: the profile's RDN."""
-        return f"{self.profile.user_naming}={dn_value(user_name)},{self.settings.users_base}"
+    def user_dn(self, uid: str) -> str:
+        """The DN of a new user whose normalized userName is ``uid``: the profile's RDN."""
+        return f"{self.profile.user_naming}={dn_value(uid)},{self.settings.users_base}"
 
     def _dn_of(self, current: Resource) -> str:
-        """The DN of a user read before: derived from its name where the name is the RDN,
-        else found by its id (entries other tools make are named as they like)."""
+        """The DN of a user read before: derived from its userName where that tells the RDN
+        for certain, else found by its id (entries other tools make are named as they like).
+
+        The userName of an entry is either kept as written, with the uid its normalized form,
+        or the uid itself: when normalizing changes nothing but case, both give one DN.
+        """
         if self.profile.user_naming == self.profile.user_name_attribute:
-            return self.user_dn(current["userName"])
+            name = str(current["userName"])
+            try:
+                uid = self.users.normalize(name)
+            except InvalidValue:
+                uid = ""
+            if uid and uid == name.casefold():
+                return self.user_dn(uid)
         entry = self._user_entry(current["id"], ["1.1"])
         if entry is None:
             raise VersionConflict("The user is gone.")
@@ -348,7 +369,7 @@ class LdapBackend:
             return self.users.read_attributes
         names = [
             self.profile.id_attribute,
-            self.profile.user_name_attribute,
+            *self.users.user_name_attributes,
             self.profile.version_attribute,
             *_META,
         ]
@@ -519,15 +540,18 @@ class LdapBackend:
         OpenLDAP with ``ppolicy_hash_cleartext``).
         """
         name = user["userName"]
-        dn = self.user_dn(name)
+        naming = self.users.naming_values(name)
+        uid = naming[self.profile.user_naming][0]
+        dn = self.user_dn(uid)
         manager_dn = self._manager_dn(user)
         values = {k: v for k, v in self.users.to_attributes(user, manager_dn).items() if v}
-        values[self.profile.user_name_attribute] = [name]
-        values.setdefault(self.profile.user_naming, [name])
-        if self.profile.user_naming != self.profile.user_name_attribute and self._name_taken(name):
+        values.update(naming)
+        # The RDN is unique by itself; only a name found otherwise needs a search first.
+        looked_up = self.profile.user_naming != self.profile.user_name_attribute
+        if (looked_up or not self.users.is_plain(name)) and self._name_taken(name):
             raise Uniqueness("This userName is taken.")
         if self.profile.account_name:
-            values[self.profile.account_name] = [self._free_account_name(name)]
+            values[self.profile.account_name] = [self._free_account_name(uid)]
         external = bool(self.settings.external_id_attribute and user.get("externalId"))
         values["objectClass"] = self.users.object_classes(external, values)
         active = bool(user.get("active", True))
@@ -694,12 +718,17 @@ class LdapBackend:
         # concurrent change makes it fail and the service plans again on a fresh read. It
         # goes before a rename because slapo-unique runs its own search under the
         # operation's controls and so refuses any modrdn that carries an assertion.
-        renamed = desired["userName"] != current["userName"]
-        if renamed and self._name_taken(desired["userName"]):
-            raise Uniqueness("The new userName is taken.")
-        modrdn = renamed and self.profile.user_naming == self.profile.user_name_attribute
-        if renamed and not modrdn:
-            changes[self.profile.user_name_attribute] = [(MODIFY_REPLACE, [desired["userName"]])]
+        new_rdn = None
+        if desired["userName"] != current["userName"]:
+            # A new name only in case, or one sharing the uid, is still this user's own.
+            if self._name_taken(desired["userName"], dn):
+                raise Uniqueness("The new userName is taken.")
+            if self.profile.user_naming == self.profile.user_name_attribute:
+                uid = self.users.uid(desired["userName"])
+                new_rdn = f"{self.profile.user_naming}={dn_value(uid)}"
+                if dn_key(new_rdn) == dn_key(to_dn(dn)[0]):
+                    new_rdn = None
+        modrdn = new_rdn is not None
         written = None
         if password is not None and self.profile.password_attribute is not None:
             written = self._modify_user(
@@ -712,7 +741,7 @@ class LdapBackend:
         if modrdn:
             wrote = bool(changes) or password is not None
             with _after_a_write() if wrote else nullcontext():
-                dn = self._rename(dn, current["userName"], desired["userName"])
+                dn = self._rename(dn, str(new_rdn))
             written = None  # a new DN (and version): read it
         return self._read_user_by_dn(dn, written)
 
@@ -838,12 +867,17 @@ class LdapBackend:
             lock = self._lock_state({"active": False}, dn)
         return self.profile.active_changes(lock, active, force=True)
 
-    def _name_taken(self, name: str) -> bool:
+    def _name_taken(self, name: str, own_dn: str | None = None) -> bool:
+        """Whether another user than the one at ``own_dn`` has ``name`` (case aside) or
+        the lookup value a user of that name gets (its uid)."""
         attribute = self.profile.user_name_attribute
+        value = self.users.lookup_value(name)
         entries, _ = self._search(
-            self.settings.users_base, f"({attribute}={filter_value(name)})", ["1.1"]
+            self.settings.users_base,
+            f"(|({attribute}={filter_value(value)}){self.users.user_name_filter(name)})",
+            ["1.1"],
         )
-        return bool(entries)
+        return any(own_dn is None or dn_key(e["dn"]) != dn_key(own_dn) for e in entries)
 
     def _free_account_name(self, name: str) -> str:
         """AD's sAMAccountName for a new user: the first candidate nobody in the domain has."""
@@ -858,9 +892,10 @@ class LdapBackend:
                 return candidate
         raise Uniqueness("This userName is taken (its account name is in use).")
 
-    def _rename(self, dn: str, old_name: str, new_name: str) -> str:
-        """modrdn to the new name; group memberships follow (value by value, idempotently)."""
-        new_rdn = f"{self.profile.user_naming}={dn_value(new_name)}"
+    def _rename(self, dn: str, new_rdn: str) -> str:
+        """modrdn to ``new_rdn`` (a new uid, same parent); group memberships follow (value by
+        value, idempotently)."""
+        new_dn = ",".join([new_rdn, *to_dn(dn)[1:]])
 
         def modrdn(connection: Connection) -> None:
             operations.rename(connection, dn, new_rdn)
@@ -871,7 +906,6 @@ class LdapBackend:
             if error.result in (ALREADY_EXISTS, CONSTRAINT_VIOLATION):
                 raise Uniqueness("This userName is taken.") from None
             raise _naming_error(error, "the user") from None
-        new_dn = self.user_dn(new_name)
         with _after_a_write():
             for group_dn in self._groups_with_member(dn):
                 self._write_members(group_dn, add=[new_dn], remove=[dn])
@@ -927,12 +961,15 @@ class LdapBackend:
         if not group_dns:
             return result
         member_of = self.profile.member_of
-        name_attribute = self.profile.user_name_attribute
         parts = "".join(f"({member_of}={filter_value(dn)})" for dn in group_dns)
         several = len(group_dns) > 1
         # For one group every entry found is its member: memberOf (all of a user's groups)
         # would only cost transfer and decoding, so it is read only to sort out several.
-        attributes = [self.profile.id_attribute, name_attribute, *([member_of] if several else [])]
+        attributes = [
+            self.profile.id_attribute,
+            *self.users.user_name_attributes,
+            *([member_of] if several else []),
+        ]
         entries, _ = self._search(
             self.settings.users_base, f"(&{self.profile.user_filter}(|{parts}))", attributes
         )
@@ -940,7 +977,7 @@ class LdapBackend:
             values = entry["attributes"]
             member = {
                 "value": self.profile.format_id(first(values, self.profile.id_attribute)),
-                "display": str(first(values, name_attribute)),
+                "display": self.users.user_name(values),
                 "type": "User",
             }
             groups = values.get(member_of) or () if several else group_dns

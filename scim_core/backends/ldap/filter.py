@@ -63,7 +63,10 @@ class FilterMapping:
 
     :param attributes: SCIM key -> LDAP attribute, e.g. ``"username" -> "uid"``.
     :param value_transforms: SCIM key -> function applied to a compared string value before
-        escaping, e.g. the userName normalization.
+        escaping, e.g. the id's binary form.
+    :param equalities: SCIM key -> function giving the whole raw filter of an ``eq`` with a
+        string value (``ne`` negates it), where equality takes more than one attribute (the
+        userName: its uid narrows, the userName as kept decides); it escapes what it takes.
     :param booleans: SCIM key -> (raw LDAP filter meaning true, raw filter meaning false), from
         trusted configuration, e.g. ``"active"`` -> the profile's disable marker, negated and
         not.
@@ -73,12 +76,14 @@ class FilterMapping:
 
     attributes: Mapping[str, str]
     value_transforms: Mapping[str, Callable[[str], str | bytes]] = field(default_factory=dict)
+    equalities: Mapping[str, Callable[[str], str]] = field(default_factory=dict)
     booleans: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     schemas: frozenset[str] = frozenset({USER_SCHEMA, GROUP_SCHEMA})
     _attributes: Mapping[str, str] = field(init=False, repr=False, compare=False)
     _transforms: Mapping[str, Callable[[str], str | bytes]] = field(
         init=False, repr=False, compare=False
     )
+    _equalities: Mapping[str, Callable[[str], str]] = field(init=False, repr=False, compare=False)
     _booleans: Mapping[str, tuple[str, str]] = field(init=False, repr=False, compare=False)
     _schemas: frozenset[str] = field(init=False, repr=False, compare=False)
 
@@ -86,6 +91,7 @@ class FilterMapping:
         lowered = {
             "_attributes": self.attributes,
             "_transforms": self.value_transforms,
+            "_equalities": self.equalities,
             "_booleans": self.booleans,
         }
         for name, table in lowered.items():
@@ -175,6 +181,10 @@ class _Translator:
         if isinstance(node, Present):
             return _PRESENT.format(a=attribute)
         op, value = node.op, node.value
+        equality = self.mapping._equalities.get(key)
+        if equality is not None and op in ("eq", "ne") and isinstance(value, str):
+            whole = equality(value)
+            return whole if op == "eq" else f"(!{whole})"
         if value is None:
             if op not in ("eq", "ne"):
                 raise InvalidFilter(f"'{path} {op} null' is not a valid comparison.")

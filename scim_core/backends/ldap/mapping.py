@@ -7,6 +7,7 @@ of the current and the desired resource, attribute by attribute.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -15,8 +16,10 @@ from ldap3 import MODIFY_ADD, MODIFY_DELETE, MODIFY_REPLACE
 from ldap3.utils.dn import safe_dn
 
 from scim_core.backend import Resource
+from scim_core.backends.ldap.escape import filter_value
 from scim_core.backends.ldap.profiles import Change, DirectoryProfile
 from scim_core.errors import InvalidValue
+from scim_core.normalize import Normalizer, normalize_username
 from scim_core.schemas.resources import ENTERPRISE_URN
 
 __all__ = ["UserMapping", "first", "generalized_to_iso"]
@@ -72,6 +75,11 @@ def generalized_to_iso(value: Any) -> str | None:
     return f"{text[0:4]}-{text[4:6]}-{text[6:8]}T{text[8:10]}:{text[10:12]}:{text[12:14]}Z"
 
 
+def _folded(text: str) -> str:
+    """``text`` as the uid rule compares it before anything but case changes."""
+    return unicodedata.normalize("NFKC", text.strip()).casefold()
+
+
 def _get(resource: Mapping[str, Any], path: Sequence[str]) -> Any:
     current: Any = resource
     for key in path:
@@ -100,6 +108,9 @@ class UserMapping:
     :param no_primary_email_attribute: a BOOLEAN attribute that is ``TRUE`` when none of the
         user's emails is primary, or ``None`` if unmapped (the first ``mail`` is then always
         reported as primary).
+    :param user_name_attribute: where the userName is kept as the client wrote it, or ``None``
+        (the uid only: then only userNames the uid can give back, case aside, are allowed).
+    :param normalize: userName -> uid, the RDN value of a new user.
     """
 
     profile: DirectoryProfile
@@ -107,6 +118,8 @@ class UserMapping:
     external_id_attribute: str | None = "scimExternalId"
     external_id_object_class: str | None = "scimPerson"
     no_primary_email_attribute: str | None = "scimNoPrimaryEmail"
+    user_name_attribute: str | None = "scimUserName"
+    normalize: Normalizer = normalize_username
 
     @property
     def strings(self) -> tuple[tuple[tuple[str, ...], str], ...]:
@@ -115,12 +128,88 @@ class UserMapping:
         named = ((("name", "formatted"), formatted),) if formatted else ()
         return (*self.profile.strings, *named)
 
+    # ----------------------------------------------------------------- userName
+
+    @property
+    def user_name_attributes(self) -> list[str]:
+        """What a read needs to tell an entry's userName."""
+        kept = self.user_name_attribute
+        return [self.profile.user_name_attribute, *([kept] if kept else [])]
+
+    def user_name(self, attributes: Attributes) -> str:
+        """An entry's userName: as kept, else the lookup attribute's (entries of other tools)."""
+        kept = first(attributes, self.user_name_attribute) if self.user_name_attribute else None
+        if kept is None:
+            kept = first(attributes, self.profile.user_name_attribute)
+        return str(kept)
+
+    def uid(self, user_name: str) -> str:
+        """The normalized, directory-safe form of ``user_name``: a new user's RDN value.
+
+        :raises InvalidValue: when nothing usable remains, or when no attribute keeps the
+            userName and normalizing it changes more than its case (``Jane+X`` would come back
+            as ``jane-x`` and share an entry with that name).
+        """
+        uid = self.normalize(user_name)
+        if self.user_name_attribute is None and uid != _folded(user_name):
+            raise InvalidValue(
+                "userName may hold only letters a-z (any case), digits and . _ - @, beginning "
+                "and ending with a letter, digit, _ or @."
+            )
+        return uid
+
+    def naming_values(self, user_name: str) -> dict[str, list[str]]:
+        """The attributes naming a new user: the uid in the RDN, the userName as sent."""
+        uid = self.uid(user_name)
+        values = {self.profile.user_naming: [uid]}
+        if self.user_name_attribute:
+            values[self.user_name_attribute] = [user_name]
+        values.setdefault(self.profile.user_name_attribute, [uid])
+        return values
+
+    def lookup_value(self, user_name: str) -> str:
+        """The value of the lookup attribute (:attr:`DirectoryProfile.user_name_attribute`)
+        that a user named ``user_name`` has."""
+        if self.profile.user_name_attribute == self.user_name_attribute:
+            return user_name
+        return self.uid(user_name)
+
+    def user_name_filter(self, user_name: str) -> str:
+        """A raw filter matching the one user whose userName equals ``user_name``, case aside.
+
+        Where the userName is kept apart from the uid, the uid narrows the search (it is
+        indexed) but the kept userName decides: two userNames that share a uid never reach
+        each other's entry. An entry without a kept userName (made by another tool) answers
+        to its uid as written.
+        """
+        lookup = self.profile.user_name_attribute
+        kept = self.user_name_attribute
+        as_written = f"({lookup}={filter_value(user_name)})"
+        if kept is None or lookup == kept:
+            return as_written
+        tool_made = f"(&{as_written}(!({kept}=*)))"
+        try:
+            uid = self.normalize(user_name)
+        except InvalidValue:
+            return tool_made
+        return f"(|(&({lookup}={filter_value(uid)})({kept}={filter_value(user_name)})){tool_made})"
+
+    def is_plain(self, user_name: str) -> bool:
+        """Whether normalizing ``user_name`` changes nothing but its case (then its uid is the
+        only name an entry of another tool could answer to it by)."""
+        try:
+            return self.normalize(user_name) == _folded(user_name)
+        except InvalidValue:
+            return False
+
+    # ----------------------------------------------------------------- reading
+
     @property
     def read_attributes(self) -> list[str]:
         """Every attribute a full user read asks for (and nothing else)."""
         names = [
             self.profile.id_attribute,
-            self.profile.user_name_attribute,
+            *self.user_name_attributes,
             *(ldap for _, ldap in self.strings),
             "mail",
             "manager",
@@ -146,19 +235,17 @@ class UserMapping:
             no-primary-email flag among them needs the auxiliary class too.
         """
         classes = list(self.profile.user_classes)
-        flag = self.no_primary_email_attribute
-        with_flag = bool(flag and values and values.get(flag))
-        if (with_external_id or with_flag) and self.external_id_object_class:
+        auxiliary = (self.no_primary_email_attribute, self.user_name_attribute)
+        with_more = any(a and values and values.get(a) for a in auxiliary)
+        if (with_external_id or with_more) and self.external_id_object_class:
             classes.append(self.external_id_object_class)
         return classes
-
-    # ----------------------------------------------------------------- reading
 
     def to_resource(self, attributes: Attributes, manager_id: str | None) -> Resource:
         """A canonical SCIM User from an entry's attributes (and its manager's resolved id)."""
         resource: Resource = {
             "id": self.profile.format_id(first(attributes, self.profile.id_attribute)),
-            "userName": str(first(attributes, self.profile.user_name_attribute)),
+            "userName": self.user_name(attributes),
         }
         if self.external_id_attribute:
             external_id = first(attributes, self.external_id_attribute)
@@ -249,9 +336,17 @@ class UserMapping:
         desired_manager_dn: str | None,
         current_attributes: Attributes,
     ) -> dict[str, list[Change]]:
-        """The modify list from ``current`` to ``desired``: only attributes whose values differ."""
+        """The modify list from ``current`` to ``desired``: only attributes whose values differ.
+
+        :raises InvalidValue: for a new userName the directory cannot hold (see :meth:`uid`).
+        """
         before = self.to_attributes(current, current_manager_dn)
         after = self.to_attributes(desired, desired_manager_dn)
+        if desired.get("userName") != current.get("userName"):
+            # The kept userName is modified; the uid, the RDN, is the backend's modrdn.
+            renamed = self.naming_values(str(desired["userName"]))
+            renamed.pop(self.profile.user_naming)
+            after.update(renamed)
         changes: dict[str, list[Change]] = {}
         for name, values in after.items():
             if values == before.get(name, []):
@@ -259,7 +354,11 @@ class UserMapping:
             changes[name] = [(MODIFY_REPLACE, values)] if values else [(MODIFY_DELETE, [])]
         # Writing an attribute of the auxiliary class needs the class on the entry; the
         # backend drops this part of the modify when the class is there already.
-        auxiliary = (self.external_id_attribute, self.no_primary_email_attribute)
+        auxiliary = (
+            self.external_id_attribute,
+            self.no_primary_email_attribute,
+            self.user_name_attribute,
+        )
         if any(a and after.get(a) and after[a] != before.get(a) for a in auxiliary):
             needed = self.external_id_object_class
             present = {str(c).lower() for c in _all(current_attributes, "objectClass")}

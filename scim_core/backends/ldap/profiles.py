@@ -11,8 +11,9 @@ these records and holds no ``if flavour == ...``; what a particular *server* sup
 =================  ======================  ======================  =========================
                    OpenLDAP (``openldap``)  389-DS (``389ds``)      Active Directory (``ad``)
 =================  ======================  ======================  =========================
-new user           inetOrgPerson, uid=     inetOrgPerson, uid=     user, CN=; sAMAccountName
-userName           uid                     uid                     userPrincipalName
+new user           inetOrgPerson           inetOrgPerson           user
+uid (RDN)          uid                     uid                     CN; sAMAccountName
+userName as sent   scimUserName            scimUserName            userPrincipalName
 id                 entryUUID               nsUniqueId              objectGUID (binary)
 version (ETag)     entryCSN                entryUSN                uSNChanged
 disable            ppolicy lock time       nsAccountLock           userAccountControl bit 2
@@ -73,12 +74,15 @@ class SchemaExtension:
     :param external_id: where ``externalId`` lives.
     :param no_primary_email: BOOLEAN flag: the client wrote emails none of which is primary.
     :param pending: stamp of a create waiting for its password.
+    :param user_name: where the userName is kept as the client wrote it (the uid holds its
+        normalized form); AD has a place of its own for it, ``userPrincipalName``.
     """
 
     object_class: str | None = None
     external_id: str | None = None
     no_primary_email: str | None = None
     pending: str | None = None
+    user_name: str | None = None
 
 
 _SCIM_SCHEMA = SchemaExtension(
@@ -86,6 +90,7 @@ _SCIM_SCHEMA = SchemaExtension(
     external_id="scimExternalId",
     no_primary_email="scimNoPrimaryEmail",
     pending="scimPendingSince",
+    user_name="scimUserName",
 )
 
 
@@ -111,8 +116,10 @@ class DirectoryProfile:
     :param name: the ``SCIM_LDAP_DIALECT`` value.
     :param user_classes: object classes of a new user entry.
     :param user_filter: the raw RFC 4515 filter telling user entries from others.
-    :param user_naming: the RDN attribute of a new user (its value: the normalized userName).
-    :param user_name_attribute: where ``userName`` is stored and searched.
+    :param user_naming: the RDN attribute of a new user (its value: the normalized userName,
+        the uid).
+    :param user_name_attribute: what users are looked up and ordered by: the uid where it is
+        the RDN, else the userName itself (AD's ``userPrincipalName``).
     :param account_name: AD's ``sAMAccountName``: derived from userName on create (at most
         20 characters, unique in the domain); ``None`` where there is no such attribute.
     :param formatted_name: where ``name.formatted`` lives (``None``: not stored, e.g. where cn
@@ -341,5 +348,6 @@ ACTIVE_DIRECTORY = DirectoryProfile(
     lock_value=None,
     password_attribute="unicodePwd",
     dn_attribute="distinguishedName",
+    schema=SchemaExtension(user_name="userPrincipalName"),
 )
 PROFILES: Mapping[str, DirectoryProfile] = {p.name: p for p in (OPENLDAP, DS389, ACTIVE_DIRECTORY)}

@@ -98,6 +98,15 @@ LDAP_SETTINGS: tuple[Setting[Any], ...] = (
         "(default: scimNoPrimaryEmail on openldap and 389ds, none on ad).",
     ),
     Setting(
+        "SCIM_LDAP_USER_NAME_ATTRIBUTE",
+        str,
+        DEFAULT,
+        "Attribute keeping the userName exactly as the client wrote it (the uid holds its "
+        "normalized form); `none` keeps the uid only, and then a userName whose normalization "
+        "changes more than its case is refused (default: scimUserName on openldap and 389ds, "
+        "userPrincipalName on ad).",
+    ),
+    Setting(
         "SCIM_LDAP_PASSWORD_ON_ADD",
         parse_bool,
         False,
@@ -166,6 +175,7 @@ class LdapSettings:
     vlv_per_connection: int = 5
     password_on_add: bool = False
     pending_attribute: str | None = DEFAULT
+    user_name_attribute: str | None = DEFAULT
     dry_run: bool = False
     dry_run_ldif: str | None = None
 
@@ -177,6 +187,7 @@ class LdapSettings:
             "external_id_object_class": schema.object_class,
             "no_primary_email_attribute": schema.no_primary_email,
             "pending_attribute": schema.pending,
+            "user_name_attribute": schema.user_name,
         }
         for name, default in defaults.items():
             value = getattr(self, name)
@@ -210,6 +221,7 @@ class LdapSettings:
             vlv_per_connection=v["SCIM_LDAP_VLV_PER_CONNECTION"],
             password_on_add=v["SCIM_LDAP_PASSWORD_ON_ADD"],
             pending_attribute=v["SCIM_LDAP_PENDING_ATTRIBUTE"],
+            user_name_attribute=v["SCIM_LDAP_USER_NAME_ATTRIBUTE"],
             dry_run=v["SCIM_LDAP_DRY_RUN"],
             dry_run_ldif=v["SCIM_LDAP_DRY_RUN_LDIF"],
         )
