@@ -6,6 +6,11 @@ Backends speak canonical SCIM resources (RFC 7643 JSON as ``dict``) with ``id`` 
 (:class:`~scim_core.errors.Uniqueness`, :class:`~scim_core.errors.DirectoryUnavailable`, ...).
 Backends are found by name through the entry-point group ``scim_core.backends``.
 
+A backend that can rename a group without changing its id has a method
+``rename_group(group_id, display_name) -> bool`` (``False``: no such group; raises
+:class:`~scim_core.errors.Uniqueness` when another group is displayed so); without one, a
+PATCH of a group's ``displayName`` to another name is 400 ``mutability``.
+
 A backend that plans its writes instead of making them (the LDAP plugin's dry run) says so with
 a true ``dry_run`` attribute; the service then marks every answer to a write
 (:data:`~scim_core.service.DRY_RUN_HEADER`) and every audit line. Without one it writes.

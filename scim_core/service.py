@@ -558,12 +558,36 @@ class ScimService:
             present = {m["value"] for m in current.get("members") or ()}
             add = [*add, *(v for v in plan.replace if v not in present)]
             remove = [*remove, *(v for v in present if v not in plan.replace)]
+        renamed = plan.display_name is not None and self._rename_group(group_id, plan.display_name)
         if add or remove:
-            if not self.backend.change_members(group_id, add=add, remove=remove):
-                raise NotFound("No group has this id.")
+            try:
+                if not self.backend.change_members(group_id, add=add, remove=remove):
+                    raise NotFound("No group has this id.")
+            except ScimError as error:
+                error.partial = error.partial or renamed
+                raise
+        if renamed or add or remove:
             self._audit(request, "patch", "Group", group_id, 200)
         group = self._group_or_404(group_id, projection)
         return self._resource_response(200, group, "Group", request, projection)
+
+    def _rename_group(self, group_id: str, display_name: str) -> bool:
+        """Give the group a new display name where the backend can (its id stays); whether
+        that wrote anything. The same name is no change; elsewhere a new one is 400."""
+        problem = group_name_problem(display_name)
+        if problem is not None:
+            raise InvalidValue(f"displayName: {problem}")
+        current = self._group_or_404(group_id, Projection(include=frozenset({"displayname"})))
+        if display_name == current.get("displayName"):
+            return False
+        rename = getattr(self.backend, "rename_group", None)
+        if rename is None:
+            if display_name.casefold() == str(current.get("displayName", "")).casefold():
+                return False
+            raise Mutability("displayName is the group's id here and cannot change through SCIM.")
+        if not rename(group_id, display_name):
+            raise NotFound("No group has this id.")
+        return True
 
     # ------------------------------------------------------------------ audit
 
@@ -642,6 +666,7 @@ class _MembershipPlan:
     add: dict[str, None] = field(default_factory=dict)
     remove: dict[str, None] = field(default_factory=dict)
     replace: dict[str, None] | None = None
+    display_name: str | None = None
 
     @classmethod
     def from_operations(
@@ -675,14 +700,11 @@ class _MembershipPlan:
         if name in {"id", "schemas", "meta", "externalid"}:
             return
         if name == "displayname":
-            if (
-                op == "remove"
-                or not isinstance(value, str)
-                or value.casefold() != group_id.casefold()
-            ):
-                raise Mutability(
-                    "displayName is the group's id (its cn) and cannot change through SCIM."
-                )
+            if op == "remove":
+                raise Mutability("displayName is required: replace it, never remove it.")
+            if not isinstance(value, str) or not value:
+                raise InvalidValue("displayName takes a string that is not empty.")
+            self.display_name = value
             return
         if name != "members":
             raise InvalidPath("A PATCH path names an attribute Groups cannot write; use members.")

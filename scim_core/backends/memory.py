@@ -177,7 +177,7 @@ class MemoryBackend:
         """Store a new group named by its displayName; 409 if the name is taken."""
         with self._lock:
             name = group["displayName"]
-            if self._group(name):
+            if self._group(name) or self._shown_as(name):
                 raise Uniqueness("A group with this displayName exists already.")
             members = self._known(m["value"] for m in group.get("members", []))
             stored: Resource = {
@@ -188,6 +188,26 @@ class MemoryBackend:
             self._stamp(stored, created=True)
             self._groups[name] = stored
             return self._members(stored, True)
+
+    def _shown_as(self, name: str) -> Resource | None:
+        folded = name.casefold()
+        return next(
+            (g for g in self._groups.values() if g["displayName"].casefold() == folded), None
+        )
+
+    def rename_group(self, group_id: str, display_name: str) -> bool:
+        """Give the group a new displayName; its id and members stay. 409 if another group is
+        displayed so; ``False`` if there is no such group."""
+        with self._lock:
+            group = self._group(group_id)
+            if group is None:
+                return False
+            other = self._shown_as(display_name)
+            if other is not None and other is not group:
+                raise Uniqueness("A group with this displayName exists already.")
+            group["displayName"] = display_name
+            self._stamp(group, created=False)
+            return True
 
     def change_members(
         self, group_id: str, add: Iterable[str] = (), remove: Iterable[str] = ()

@@ -471,7 +471,8 @@ class BackendContract:
         assert client.ok("GET", "/Groups/" + name).get("members", []) == []
 
     def test_full_replace_and_okta_pathless_replace(self, client: Client) -> None:
-        """A path-less replace sets members; a new displayName is 400."""
+        """A path-less replace sets members; a new displayName renames the group (its id and
+        members stay), or is 400 ``mutability`` where the backend cannot rename."""
         users = [client.ok("POST", "/Users", user_body()) for _ in range(2)]
         name = unique("g")
         client.ok("POST", "/Groups", {"displayName": name, "members": [{"value": users[0]["id"]}]})
@@ -483,10 +484,22 @@ class BackendContract:
             },
         )
         assert [m["value"] for m in dict(response.body or {})["members"]] == [users[1]["id"]]
+        new_name = name + " Renamed"
         rename = client.patch(
-            "/Groups/" + name, {"op": "replace", "path": "displayName", "value": "x"}
+            "/Groups/" + name, {"op": "replace", "path": "displayName", "value": new_name}
         )
-        assert dict(rename.body or {}).get("scimType") == "mutability"
+        if rename.status == 400:
+            assert dict(rename.body or {}).get("scimType") == "mutability"
+            return
+        renamed = dict(rename.body or {})
+        assert (rename.status, renamed["id"], renamed["displayName"]) == (200, name, new_name)
+        assert [m["value"] for m in renamed["members"]] == [users[1]["id"]]
+        for shown, ids in ((new_name.upper(), [name]), (name, [])):
+            query = {"filter": f'displayName eq "{shown}"'}
+            found = client.ok("GET", "/Groups", query=query)
+            assert [g["id"] for g in found["Resources"]] == ids
+        taken = client.call("POST", "/Groups", {"displayName": new_name})
+        assert dict(taken.body or {}).get("scimType") == "uniqueness"
 
     def test_deleted_user_leaves_every_group(self, client: Client) -> None:
         """Deleting a user removes it from every group."""

@@ -121,7 +121,12 @@ _SERVER_CERT = "Server-Cert"
 _CA_NICKNAME = "scim-ldap CA"
 _TLS_DAYS = 730
 #: Equality (and presence) indexes the template lacks: (attribute, index types).
-_EXTRA_INDEXES = (("entryUUID", ["eq", "pres"]), ("manager", ["eq"]), ("scimExternalId", ["eq"]))
+_EXTRA_INDEXES = (
+    ("entryUUID", ["eq", "pres"]),
+    ("manager", ["eq"]),
+    ("scimExternalId", ["eq"]),
+    ("displayName", ["eq", "pres"]),
+)
 _OPENSSL_CONFIG = """\
 [req]
 distinguished_name = subject

@@ -106,6 +106,7 @@ _INDEXES = (
     ("entryCSN", "eq"),
     ("pwdAccountLockedTime", "eq,pres"),
     ("scimExternalId", "eq"),
+    ("displayName", "eq,pres"),
 )
 _TLS_NAMES = (_HOST, "localhost")
 _TLS_DAYS = 365

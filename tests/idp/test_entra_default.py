@@ -78,7 +78,9 @@ def test_entra_default_mode(http, directory, run_id):
     assert directory.members(group) == {directory.dn(user), directory.dn(manager)}
 
     replay.through("update group: non-member attributes (a rename)")
-    assert directory.group(group, "cn") is not None
+    renamed = directory.group(group, "cn", "displayName")
+    assert renamed["displayName"] == [f"1879db59-3bdf-4490-ad68-{run_id}updatedDisplayName"]
+    assert directory.members(group) == {directory.dn(user), directory.dn(manager)}
 
     replay.through("update group: remove members")
     assert directory.members(group) == {directory.dn(user)}

@@ -69,7 +69,9 @@ def test_okta(http, directory, run_id):
     assert directory.members(group) == {directory.dn(user), directory.dn(other)}
 
     replay.through("group rename with a path-less replace")
-    assert directory.group(group, "cn")["cn"] == [f"Test SCIMv2 {run_id}"]
+    renamed = directory.group(group, "cn", "displayName")
+    assert renamed["cn"] == [f"Test SCIMv2 {run_id}"]
+    assert renamed["displayName"] == [f"Test SCIMv20 {run_id}"]
     assert directory.group(f"Test SCIMv20 {run_id}") is None
 
     replay.rest()

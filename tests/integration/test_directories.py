@@ -482,6 +482,85 @@ def test_groups_create_find_and_change_members_both_ways(http, directory, direct
     assert http("DELETE", path).status_code == 501
 
 
+def test_a_group_renamed_keeps_its_id_and_members(http, directory, directory_backend):
+    """Entra renames a group with ``replace displayName``: a modify of the display name
+    attribute; the cn (the id) and the members stay, the new name finds it, the old one not,
+    and neither name can be taken by another group."""
+    member = new_user(http)
+    name = "dr" + uuid.uuid4().hex[:8]
+    created = http(
+        "POST", "/Groups", json={"displayName": name, "members": [{"value": member["id"]}]}
+    )
+    assert created.status_code == 201, body_of(created)
+    path = "/Groups/" + body_of(created)["id"]
+    new_name = f"Renamed {name}"
+    for _ in range(2):  # the same rename again changes nothing
+        renamed = patch(http, path, {"op": "replace", "path": "displayName", "value": new_name})
+        assert renamed.status_code == 200, body_of(renamed)
+        group = body_of(renamed)
+        assert (group["id"], group["displayName"]) == (name, new_name)
+    assert [m["value"] for m in body_of(http("GET", path))["members"]] == [member["id"]]
+    for shown, ids in ((new_name.lower(), [name]), (name, [])):
+        found = http("GET", "/Groups", query_string={"filter": f'displayName eq "{shown}"'})
+        assert [g["id"] for g in body_of(found)["Resources"]] == ids
+    entry = directory_backend._search(
+        directory_backend.group_dn(name), "(objectClass=*)", ["cn", "displayName"], scope="BASE"
+    )[0][0]["attributes"]
+    assert (entry["cn"], entry["displayName"]) == ([name], [new_name])
+    for taken in (name, new_name):
+        assert http("POST", "/Groups", json={"displayName": taken}).status_code == 409
+    other = body_of(http("POST", "/Groups", json={"displayName": "do" + uuid.uuid4().hex[:8]}))
+    clash = patch(
+        http, "/Groups/" + other["id"], {"op": "replace", "path": "displayName", "value": new_name}
+    )
+    assert clash.status_code == 409 and body_of(clash)["scimType"] == "uniqueness"
+
+
+def test_optional_attributes_clear_with_an_empty_string_or_null(http, directory_backend):
+    """Entra clears every optional attribute with "" (one operation per attribute, and in a
+    path-less replace), and the manager with replace "": each is gone on read-back and in the
+    directory."""
+    manager, other = new_user(http), new_user(http)
+    optional = {
+        "displayName": "Dee",
+        "title": "Tester",
+        "externalId": "ext-" + uuid.uuid4().hex[:6],
+        ENTERPRISE: {"employeeNumber": "42", "manager": {"value": manager["id"]}},
+    }
+    if directory_backend.settings.external_id_attribute is None:
+        del optional["externalId"]
+    user = new_user(http, **optional)
+    path = "/Users/" + user["id"]
+    assert body_of(http("GET", path))[ENTERPRISE]["manager"]["value"] == manager["id"]
+    changed = patch(http, path, {"op": "replace", "path": "manager", "value": other["id"]})
+    assert body_of(changed)[ENTERPRISE]["manager"]["value"] == other["id"]
+    for clear in ("", None):
+        operations = [
+            {"op": "replace", "path": key, "value": clear}
+            for key in ("displayName", "title", f"{ENTERPRISE}:employeeNumber", "manager")
+        ]
+        if "externalId" in optional:
+            operations.append({"op": "replace", "value": {"externalId": clear}})
+        cleared = patch(http, path, *operations)
+        assert cleared.status_code == 200, body_of(cleared)
+        body = body_of(http("GET", path))
+        assert not {"displayName", "title", "externalId", ENTERPRISE} & set(body), body
+        restored = patch(http, path, {"op": "add", "value": optional})
+        assert restored.status_code == 200, body_of(restored)
+    entry = directory_backend._search(
+        dn_of(directory_backend, user), "(objectClass=*)", ["title", "manager"], scope="BASE"
+    )[0][0]["attributes"]
+    assert entry.get("title") == ["Tester"]
+    cleared = patch(http, path, {"op": "replace", "value": {"title": "", "manager": ""}})
+    assert cleared.status_code == 200, body_of(cleared)
+    entry = directory_backend._search(
+        dn_of(directory_backend, user), "(objectClass=*)", ["title", "manager"], scope="BASE"
+    )[0][0]["attributes"]
+    assert not entry.get("title") and not entry.get("manager"), entry
+    required = patch(http, path, {"op": "replace", "path": "name.givenName", "value": ""})
+    assert required.status_code == 400 and body_of(required)["scimType"] == "invalidValue"
+
+
 def test_a_user_in_groups_can_be_deleted(http, directory):
     user = new_user(http, password=PASSWORD)
     group = body_of(http("POST", "/Groups", json={"displayName": "dd" + uuid.uuid4().hex[:8]}))

@@ -43,7 +43,13 @@ from scim_core.backends.ldap.controls import (
 from scim_core.backends.ldap.dryrun import Planner
 from scim_core.backends.ldap.escape import dn_value, filter_value
 from scim_core.backends.ldap.filter import FilterMapping, to_ldap
-from scim_core.backends.ldap.mapping import UserMapping, dn_key, first, generalized_to_iso
+from scim_core.backends.ldap.mapping import (
+    UserMapping,
+    all_values,
+    dn_key,
+    first,
+    generalized_to_iso,
+)
 from scim_core.backends.ldap.paging import SortedPager
 from scim_core.backends.ldap.profiles import PROFILES, Change, DirectoryProfile
 from scim_core.backends.ldap.results import (
@@ -61,6 +67,7 @@ from scim_core.backends.ldap.settings import LdapSettings
 from scim_core.errors import (
     DirectoryUnavailable,
     InvalidValue,
+    Mutability,
     NotFound,
     ScimError,
     Uniqueness,
@@ -237,7 +244,8 @@ class LdapBackend:
             },
         )
         self.group_filters = FilterMapping(
-            attributes={"id": "cn", "displayname": "cn"}, value_transforms={}, booleans={}
+            attributes={"id": "cn", "displayname": "cn"},
+            equalities={"displayname": self._group_name_filter},
         )
 
     @property
@@ -936,10 +944,30 @@ class LdapBackend:
 
     # ================================================================= groups
 
+    def _group_name_filter(self, name: str) -> str:
+        """A raw filter for the groups displayed as ``name`` (case aside): by the display name
+        where a rename wrote one, else by the cn."""
+        attribute = self.settings.group_display_name_attribute
+        value = filter_value(name)
+        if attribute is None:
+            return f"(cn={value})"
+        return f"(|({attribute}={value})(&(cn={value})(!({attribute}=*))))"
+
+    def _group_name_taken(self, name: str, own_dn: str | None = None) -> bool:
+        """Whether a group other than the one at ``own_dn`` is displayed as ``name``."""
+        entries, _ = self._search(
+            self.settings.groups_base,
+            f"(&{self.profile.group_filter}{self._group_name_filter(name)})",
+            ["1.1"],
+        )
+        return any(own_dn is None or dn_key(e["dn"]) != dn_key(own_dn) for e in entries)
+
     def _to_group(self, entry: dict[str, Any], members: list[dict[str, str]] | None) -> Resource:
         attributes = entry["attributes"]
         name = str(first(attributes, "cn"))
-        group: Resource = {"id": name, "displayName": name}
+        attribute = self.settings.group_display_name_attribute
+        shown = first(attributes, attribute) if attribute else None
+        group: Resource = {"id": name, "displayName": name if shown is None else str(shown)}
         if members is not None:
             group["members"] = members
         meta: dict[str, Any] = {}
@@ -989,7 +1017,8 @@ class LdapBackend:
         return result
 
     def _group_attributes(self) -> list[str]:
-        return ["cn", self.profile.version_attribute, *_META]
+        shown = self.settings.group_display_name_attribute
+        return ["cn", *([shown] if shown else []), self.profile.version_attribute, *_META]
 
     def get_group(self, group_id: str, members: bool = True) -> Resource | None:
         """The group whose cn is ``group_id``; members resolved through memberOf when asked."""
@@ -1034,6 +1063,9 @@ class LdapBackend:
         member_dns = self._existing_dns(member_ids, "member ids") if member_ids else []
         dn = self.group_dn(name)
         members = member_dns or ([self.placeholder_dn] if self.placeholder_dn else [])
+        if self.settings.group_display_name_attribute and self._group_name_taken(name):
+            # A group renamed to this name holds it, under another cn.
+            raise Uniqueness("A group with this displayName exists already.")
         values = {
             "objectClass": list(self.profile.group_classes),
             "cn": [name],
@@ -1054,6 +1086,36 @@ class LdapBackend:
         if created is None:
             raise DirectoryUnavailable("The directory did not return the new group; retry.")
         return created
+
+    @_one_change("rename group")
+    def rename_group(self, group_id: str, display_name: str) -> bool:
+        """Give the group a new display name; its id (the cn) and its members stay.
+
+        One modify of ``SCIM_LDAP_GROUP_DISPLAY_NAME_ATTRIBUTE`` (with the auxiliary class
+        where the entry lacks it), after a check that no other group is displayed so.
+
+        :returns: ``False`` if there is no such group.
+        :raises Mutability: where the display name is the cn (the attribute is ``none``).
+        :raises Uniqueness: when another group has that display name.
+        """
+        attribute = self.settings.group_display_name_attribute
+        if attribute is None:
+            raise Mutability("displayName is the group's id (its cn) here and cannot change.")
+        if not group_id:
+            return False
+        dn = self.group_dn(group_id)
+        entries, _ = self._search(dn, self.profile.group_filter, ["objectClass"], scope=BASE)
+        if not entries:
+            return False
+        if self._group_name_taken(display_name, dn):
+            raise Uniqueness("A group with this displayName exists already.")
+        changes: dict[str, list[Change]] = {attribute: [(MODIFY_REPLACE, [display_name])]}
+        needed = self.settings.group_object_class
+        classes = {str(c).lower() for c in all_values(entries[0]["attributes"], "objectClass")}
+        if needed and needed.lower() not in classes:
+            changes["objectClass"] = [(MODIFY_ADD, [needed])]
+        self._write("the group", lambda c: operations.modify(c, dn, changes))
+        return True
 
     def _present_members(self, group_dn: str, dns: Sequence[str]) -> set[str] | None:
         """Which of ``dns`` the group has as members (DN keys), ``None`` if there is no group.

@@ -22,7 +22,7 @@ from scim_core.errors import InvalidValue
 from scim_core.normalize import Normalizer, normalize_username
 from scim_core.schemas.resources import ENTERPRISE_URN
 
-__all__ = ["UserMapping", "first", "generalized_to_iso"]
+__all__ = ["UserMapping", "all_values", "dn_key", "first", "generalized_to_iso"]
 
 Attributes = Mapping[str, Sequence[Any]]
 
@@ -45,7 +45,8 @@ def _is_true(value: Any) -> bool:
     return value is True or (isinstance(value, str) and value.strip().upper() == "TRUE")
 
 
-def _all(attributes: Attributes, name: str) -> list[Any]:
+def all_values(attributes: Attributes, name: str) -> list[Any]:
+    """Every value of ``name`` in a case-insensitively keyed attribute map (``[]`` if none)."""
     values = attributes.get(name)
     if values is None:
         lowered = name.lower()
@@ -255,7 +256,7 @@ class UserMapping:
             value = first(attributes, ldap)
             if value is not None:
                 _set(resource, path, str(value))
-        mails = _all(attributes, "mail")
+        mails = all_values(attributes, "mail")
         if mails:
             # mail has no "primary": the first value is the primary address, unless the flag
             # records that the client wrote none as primary (entries written by other tools
@@ -361,7 +362,7 @@ class UserMapping:
         )
         if any(a and after.get(a) and after[a] != before.get(a) for a in auxiliary):
             needed = self.external_id_object_class
-            present = {str(c).lower() for c in _all(current_attributes, "objectClass")}
+            present = {str(c).lower() for c in all_values(current_attributes, "objectClass")}
             if needed and needed.lower() not in present:
                 changes["objectClass"] = [(MODIFY_ADD, [needed])]
         if desired.get("active", True) != current.get("active", True):

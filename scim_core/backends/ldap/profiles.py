@@ -76,6 +76,9 @@ class SchemaExtension:
     :param pending: stamp of a create waiting for its password.
     :param user_name: where the userName is kept as the client wrote it (the uid holds its
         normalized form); AD has a place of its own for it, ``userPrincipalName``.
+    :param group_object_class: the auxiliary class a group needs for its display name.
+    :param group_display_name: where a group's display name lives apart from its cn (its id),
+        so a group can be renamed.
     """
 
     object_class: str | None = None
@@ -83,6 +86,8 @@ class SchemaExtension:
     no_primary_email: str | None = None
     pending: str | None = None
     user_name: str | None = None
+    group_object_class: str | None = None
+    group_display_name: str | None = None
 
 
 _SCIM_SCHEMA = SchemaExtension(
@@ -91,6 +96,8 @@ _SCIM_SCHEMA = SchemaExtension(
     no_primary_email="scimNoPrimaryEmail",
     pending="scimPendingSince",
     user_name="scimUserName",
+    group_object_class="scimGroup",
+    group_display_name="displayName",
 )
 
 
@@ -348,6 +355,6 @@ ACTIVE_DIRECTORY = DirectoryProfile(
     lock_value=None,
     password_attribute="unicodePwd",
     dn_attribute="distinguishedName",
-    schema=SchemaExtension(user_name="userPrincipalName"),
+    schema=SchemaExtension(user_name="userPrincipalName", group_display_name="displayName"),
 )
 PROFILES: Mapping[str, DirectoryProfile] = {p.name: p for p in (OPENLDAP, DS389, ACTIVE_DIRECTORY)}

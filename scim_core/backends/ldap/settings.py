@@ -107,6 +107,21 @@ LDAP_SETTINGS: tuple[Setting[Any], ...] = (
         "userPrincipalName on ad).",
     ),
     Setting(
+        "SCIM_LDAP_GROUP_DISPLAY_NAME_ATTRIBUTE",
+        str,
+        DEFAULT,
+        "Attribute holding a group's display name apart from its cn (the id), so a group can be "
+        "renamed; `none`: the display name is the cn and a rename is refused (default: "
+        "displayName).",
+    ),
+    Setting(
+        "SCIM_LDAP_GROUP_OBJECT_CLASS",
+        str,
+        DEFAULT,
+        "Auxiliary object class a group needs for that attribute, added on a rename (`none`: "
+        "none needed; default: scimGroup on openldap and 389ds, none on ad).",
+    ),
+    Setting(
         "SCIM_LDAP_PASSWORD_ON_ADD",
         parse_bool,
         False,
@@ -176,6 +191,8 @@ class LdapSettings:
     password_on_add: bool = False
     pending_attribute: str | None = DEFAULT
     user_name_attribute: str | None = DEFAULT
+    group_display_name_attribute: str | None = DEFAULT
+    group_object_class: str | None = DEFAULT
     dry_run: bool = False
     dry_run_ldif: str | None = None
 
@@ -188,6 +205,8 @@ class LdapSettings:
             "no_primary_email_attribute": schema.no_primary_email,
             "pending_attribute": schema.pending,
             "user_name_attribute": schema.user_name,
+            "group_display_name_attribute": schema.group_display_name,
+            "group_object_class": schema.group_object_class,
         }
         for name, default in defaults.items():
             value = getattr(self, name)
@@ -222,6 +241,8 @@ class LdapSettings:
             password_on_add=v["SCIM_LDAP_PASSWORD_ON_ADD"],
             pending_attribute=v["SCIM_LDAP_PENDING_ATTRIBUTE"],
             user_name_attribute=v["SCIM_LDAP_USER_NAME_ATTRIBUTE"],
+            group_display_name_attribute=v["SCIM_LDAP_GROUP_DISPLAY_NAME_ATTRIBUTE"],
+            group_object_class=v["SCIM_LDAP_GROUP_OBJECT_CLASS"],
             dry_run=v["SCIM_LDAP_DRY_RUN"],
             dry_run_ldif=v["SCIM_LDAP_DRY_RUN_LDIF"],
         )
