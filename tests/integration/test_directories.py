@@ -706,3 +706,115 @@ def test_each_server_offers_what_the_documentation_says(directory, directory_bac
         found.who_am_i,
     )
     assert offered == OFFERS[directory.dialect]
+
+
+def test_users_in_several_ous_are_paged_together_and_a_move_keeps_the_id(
+    directory, directory_backend
+):
+    """SCIM_LDAP_USERS_SCOPE=sub: users in a second OU below the users base are listed and
+    paged with the others; one an admin moves there keeps its id and stays writable; its uid
+    stays taken; a service confined to one level answers 404 for it."""
+    import dataclasses
+
+    from scim_core.backends.ldap import LdapBackend, operations
+
+    settings = dataclasses.replace(directory_backend.settings, users_scope="sub")
+    backend = LdapBackend(settings)
+    http = TimedHttp(make_app(backend, TOKEN).test_client(), TOKEN)
+    token = uuid.uuid4().hex[:8]
+    ou = f"ou=contractors{token},{settings.users_base}"
+    run = backend.connections.run
+    run(lambda c: operations.add(c, ou, {"objectClass": ["top", "organizationalUnit"]}))
+    users = [new_user(http) for _ in range(3)]
+    moved = users[1]
+    old_dn = dn_of(backend, moved)
+    rdn = old_dn.split(",", 1)[0]
+    run(lambda c: c.modify_dn(old_dn, rdn, new_superior=ou) or _refused(c))
+    try:
+        assert dn_of(backend, moved).lower() == f"{rdn},{ou}".lower()
+        fetched = body_of(http("GET", "/Users/" + moved["id"]))
+        assert (fetched["id"], fetched["userName"]) == (moved["id"], moved["userName"])
+        listed, start = [], 1
+        while True:
+            page = body_of(http("GET", "/Users", query_string={"startIndex": start, "count": 2}))
+            listed += [r["id"] for r in page["Resources"]]
+            start += 2
+            if start > page["totalResults"]:
+                break
+        assert len(listed) == len(set(listed)) == page["totalResults"]
+        assert {u["id"] for u in users} <= set(listed)
+        query = {"filter": f'userName eq "{moved["userName"].upper()}"'}
+        found = body_of(http("GET", "/Users", query_string=query))["Resources"]
+        assert [r["id"] for r in found] == [moved["id"]]
+        changed = patch(
+            http, "/Users/" + moved["id"], {"op": "replace", "path": "title", "value": "Moved"}
+        )
+        assert changed.status_code == 200 and body_of(changed)["title"] == "Moved"
+        stored = backend._search(dn_of(backend, moved), "(objectClass=*)", ["title"], scope="BASE")
+        assert stored[0][0]["attributes"]["title"] == ["Moved"]
+        twin = http(
+            "POST",
+            "/Users",
+            json={
+                "userName": moved["userName"],
+                "name": {"givenName": "T", "familyName": "W"},
+                "emails": [{"value": f"twin{token}@example.org"}],
+            },
+        )
+        assert twin.status_code == 409, body_of(twin)
+        one_level = TimedHttp(make_app(directory_backend, TOKEN).test_client(), TOKEN)
+        assert one_level("GET", "/Users/" + moved["id"]).status_code == 404
+        renamed = f"moved{token}@example.org"
+        response = patch(
+            http, "/Users/" + moved["id"], {"op": "replace", "path": "userName", "value": renamed}
+        )
+        assert response.status_code == 200 and body_of(response)["userName"] == renamed
+        assert dn_of(backend, moved).lower().endswith("," + ou.lower())
+    finally:
+        for user in users:
+            http("DELETE", "/Users/" + user["id"])
+        run(lambda c: operations.delete(c, ou))
+        backend.close()
+
+
+def _refused(connection) -> None:
+    raise AssertionError(f"the directory refused the move: {connection.result}")
+
+
+def test_groups_in_several_ous_are_found_by_their_id(directory, directory_backend):
+    """SCIM_LDAP_GROUPS_SCOPE=sub: a group an admin moved to an OU below the groups base keeps
+    its id (its cn), its members and its writes; a second group with that cn is refused."""
+    import dataclasses
+
+    from scim_core.backends.ldap import LdapBackend, operations
+
+    settings = dataclasses.replace(directory_backend.settings, groups_scope="sub")
+    backend = LdapBackend(settings)
+    http = TimedHttp(make_app(backend, TOKEN).test_client(), TOKEN)
+    token = uuid.uuid4().hex[:8]
+    ou = f"ou=teams{token},{settings.groups_base}"
+    run = backend.connections.run
+    run(lambda c: operations.add(c, ou, {"objectClass": ["top", "organizationalUnit"]}))
+    member = new_user(http)
+    name = "dm" + token
+    created = http("POST", "/Groups", json={"displayName": name})
+    assert created.status_code == 201, body_of(created)
+    old_dn = f"cn={name},{settings.groups_base}"
+    run(lambda c: c.modify_dn(old_dn, f"cn={name}", new_superior=ou) or _refused(c))
+    try:
+        path = "/Groups/" + name
+        add = {"op": "add", "path": "members", "value": [{"value": member["id"]}]}
+        assert patch(http, path, add).status_code == 200
+        group = body_of(http("GET", path))
+        assert (group["id"], [m["value"] for m in group["members"]]) == (name, [member["id"]])
+        assert backend.group_dn(name).lower() == f"cn={name},{ou}".lower()
+        assert http("POST", "/Groups", json={"displayName": name}).status_code == 409
+        listed = body_of(http("GET", "/Groups", query_string={"count": 200}))["Resources"]
+        assert name in [g["id"] for g in listed]
+        renamed = patch(http, path, {"op": "replace", "path": "displayName", "value": "N" + name})
+        assert renamed.status_code == 200 and body_of(renamed)["id"] == name
+    finally:
+        run(lambda c: operations.delete(c, f"cn={name},{ou}"))
+        run(lambda c: operations.delete(c, ou))
+        http("DELETE", "/Users/" + member["id"])
+        backend.close()

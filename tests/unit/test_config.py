@@ -30,6 +30,24 @@ def test_ldap_settings_read_every_url():
     assert "canary" not in repr(settings)
 
 
+def test_new_entries_go_where_the_service_searches():
+    settings = LdapSettings.from_environ(LDAP_ENV)
+    assert (settings.users_scope, settings.new_users_base) == ("one", settings.users_base)
+    below = "ou=staff,ou=people,dc=example,dc=org"
+    sub = {**LDAP_ENV, "SCIM_LDAP_USERS_SCOPE": "sub", "SCIM_LDAP_NEW_USERS_BASE": below}
+    assert LdapSettings.from_environ(sub).new_users_base == below
+    refused = [
+        {**LDAP_ENV, "SCIM_LDAP_NEW_USERS_BASE": below},  # one level: only the base itself
+        {**sub, "SCIM_LDAP_NEW_USERS_BASE": "ou=elsewhere,dc=example,dc=org"},
+        {**LDAP_ENV, "SCIM_LDAP_GROUPS_SCOPE": "sub", "SCIM_LDAP_NEW_GROUPS_BASE": "dc=org"},
+    ]
+    for env in refused:
+        with pytest.raises(ConfigError, match=r"SCIM_LDAP_NEW_(USERS|GROUPS)_BASE must be"):
+            LdapSettings.from_environ(env)
+    with pytest.raises(ConfigError, match="SCIM_LDAP_USERS_SCOPE"):
+        LdapSettings.from_environ({**LDAP_ENV, "SCIM_LDAP_USERS_SCOPE": "subtree"})
+
+
 def test_no_primary_email_flag_is_mapped_by_default_and_can_be_turned_off():
     assert LdapSettings.from_environ(LDAP_ENV).no_primary_email_attribute == "scimNoPrimaryEmail"
     for off in ("none", "None"):

@@ -222,6 +222,8 @@ class LdapBackend:
             if self.profile.group_needs_member
             else None
         )
+        self.user_scope = SUBTREE if settings.users_scope == "sub" else LEVEL
+        self.group_scope = SUBTREE if settings.groups_scope == "sub" else LEVEL
         self.pager = SortedPager(
             self.connections, settings.vlv_per_connection, self.profile.ordering_rule
         )
@@ -288,6 +290,22 @@ class LdapBackend:
         except LDAPOperationResult as error:
             raise scim_error(error, "the search") from None
 
+    def _search_users(
+        self, search_filter: str, attributes: Sequence[str]
+    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """A search where users live: under the users base, in its configured scope."""
+        return self._search(
+            self.settings.users_base, search_filter, attributes, scope=self.user_scope
+        )
+
+    def _search_groups(
+        self, search_filter: str, attributes: Sequence[str]
+    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """A search where groups live: under the groups base, in its configured scope."""
+        return self._search(
+            self.settings.groups_base, search_filter, attributes, scope=self.group_scope
+        )
+
     def _write(self, what: str, operation: Any, *, retry: bool = True) -> Any:
         try:
             return self.connections.run(operation, retry=retry)
@@ -302,7 +320,7 @@ class LdapBackend:
 
     def user_dn(self, uid: str) -> str:
         """The DN of a new user whose normalized userName is ``uid``: the profile's RDN."""
-        return f"{self.profile.user_naming}={dn_value(uid)},{self.settings.users_base}"
+        return f"{self.profile.user_naming}={dn_value(uid)},{self.settings.new_users_base}"
 
     def _dn_of(self, current: Resource) -> str:
         """The DN of a user read before: derived from its userName where that tells the RDN
@@ -311,7 +329,11 @@ class LdapBackend:
         The userName of an entry is either kept as written, with the uid its normalized form,
         or the uid itself: when normalizing changes nothing but case, both give one DN.
         """
-        if self.profile.user_naming == self.profile.user_name_attribute:
+        # Right under one base (the new users' base, then) a uid tells the DN.
+        if (
+            self.user_scope == LEVEL
+            and self.profile.user_naming == self.profile.user_name_attribute
+        ):
             name = str(current["userName"])
             try:
                 uid = self.users.normalize(name)
@@ -324,9 +346,17 @@ class LdapBackend:
             raise VersionConflict("The user is gone.")
         return str(entry["dn"])
 
-    def group_dn(self, group_id: str) -> str:
-        """The DN of the group whose cn is ``group_id``."""
-        return f"cn={dn_value(group_id)},{self.settings.groups_base}"
+    def group_dn(self, group_id: str) -> str | None:
+        """The DN of the group whose cn is ``group_id``: derived where groups live right under
+        one base, else searched (``None``: no such group, or several with that cn)."""
+        if self.group_scope == LEVEL:
+            return f"cn={dn_value(group_id)},{self.settings.groups_base}"
+        entries, _ = self._search_groups(
+            f"(&{self.profile.group_filter}(cn={filter_value(group_id)}))", ["1.1"]
+        )
+        if len(entries) > 1:
+            log.warning("several groups have one cn under the groups base; none is answered")
+        return str(entries[0]["dn"]) if len(entries) == 1 else None
 
     def _id_filter(self, ident: str) -> str:
         value = filter_value(self.profile.id_value(ident))
@@ -340,8 +370,7 @@ class LdapBackend:
         valid = [i for i in dict.fromkeys(ids) if self.profile.is_valid_id(i)]
         if not valid:
             return {}
-        entries, _ = self._search(
-            self.settings.users_base,
+        entries, _ = self._search_users(
             f"(&{self.profile.user_filter}{self._ids_filter(valid)})",
             [self.profile.id_attribute],
         )
@@ -416,9 +445,7 @@ class LdapBackend:
                 return {}
             naming = self.profile.user_naming
             parts = "".join(f"({naming}={filter_value(n)})" for n in names)
-        found, _ = self._search(
-            self.settings.users_base, f"(|{parts})", [self.profile.id_attribute]
-        )
+        found, _ = self._search_users(f"(|{parts})", [self.profile.id_attribute])
         by_dn = {
             dn_key(e["dn"]): self.profile.format_id(
                 first(e["attributes"], self.profile.id_attribute)
@@ -439,8 +466,7 @@ class LdapBackend:
     def _user_entry(self, user_id: str, attributes: Sequence[str]) -> dict[str, Any] | None:
         if not self.profile.is_valid_id(user_id):
             return None
-        entries, _ = self._search(
-            self.settings.users_base,
+        entries, _ = self._search_users(
             f"(&{self.profile.user_filter}{self._id_filter(user_id)})",
             attributes,
         )
@@ -459,6 +485,7 @@ class LdapBackend:
         query: Query,
         attributes: list[str],
         unique_keys: frozenset[str],
+        scope: str = LEVEL,
     ) -> tuple[int, list[dict[str, Any]]]:
         """One window of a server-side sorted result with its total (sort + VLV controls).
 
@@ -470,13 +497,19 @@ class LdapBackend:
         """
         unique = query.filter is not None and _unique_lookup(query.filter, unique_keys)
         if unique or not self._capabilities().sorted_windows:
-            entries, _ = self._search(base, search_filter, attributes)
+            entries, _ = self._search(base, search_filter, attributes, scope=scope)
             entries.sort(key=lambda e: str(first(e["attributes"], sort_attribute) or "").lower())
             start = query.start_index - 1
             return len(entries), entries[start : start + query.count] if query.count else []
         try:
             window = self.pager.window(
-                base, search_filter, sort_attribute, query.start_index, query.count, attributes
+                base,
+                search_filter,
+                sort_attribute,
+                query.start_index,
+                query.count,
+                attributes,
+                scope,
             )
         except LDAPOperationResult as error:
             raise scim_error(error, "the search") from None
@@ -492,6 +525,7 @@ class LdapBackend:
             query,
             self._user_attributes(query.attributes),
             _USER_KEYS,
+            self.user_scope,
         )
         return Page(total, self._to_users(entries))
 
@@ -554,8 +588,11 @@ class LdapBackend:
         manager_dn = self._manager_dn(user)
         values = {k: v for k, v in self.users.to_attributes(user, manager_dn).items() if v}
         values.update(naming)
-        # The RDN is unique by itself; only a name found otherwise needs a search first.
-        looked_up = self.profile.user_naming != self.profile.user_name_attribute
+        # The RDN is unique in its OU; a name found otherwise needs a search first.
+        looked_up = (
+            self.profile.user_naming != self.profile.user_name_attribute
+            or self.user_scope == SUBTREE  # a uid is unique in one OU only
+        )
         if (looked_up or not self.users.is_plain(name)) and self._name_taken(name):
             raise Uniqueness("This userName is taken.")
         if self.profile.account_name:
@@ -880,8 +917,7 @@ class LdapBackend:
         the lookup value a user of that name gets (its uid)."""
         attribute = self.profile.user_name_attribute
         value = self.users.lookup_value(name)
-        entries, _ = self._search(
-            self.settings.users_base,
+        entries, _ = self._search_users(
             f"(|({attribute}={filter_value(value)}){self.users.user_name_filter(name)})",
             ["1.1"],
         )
@@ -920,8 +956,7 @@ class LdapBackend:
         return new_dn
 
     def _groups_with_member(self, member_dn: str) -> list[str]:
-        entries, _ = self._search(
-            self.settings.groups_base,
+        entries, _ = self._search_groups(
             f"(&{self.profile.group_filter}(member={filter_value(member_dn)}))",
             ["1.1"],
         )
@@ -955,10 +990,9 @@ class LdapBackend:
 
     def _group_name_taken(self, name: str, own_dn: str | None = None) -> bool:
         """Whether a group other than the one at ``own_dn`` is displayed as ``name``."""
-        entries, _ = self._search(
-            self.settings.groups_base,
-            f"(&{self.profile.group_filter}{self._group_name_filter(name)})",
-            ["1.1"],
+        cn = f"(cn={filter_value(name)})"
+        entries, _ = self._search_groups(
+            f"(&{self.profile.group_filter}(|{self._group_name_filter(name)}{cn}))", ["1.1"]
         )
         return any(own_dn is None or dn_key(e["dn"]) != dn_key(own_dn) for e in entries)
 
@@ -998,9 +1032,7 @@ class LdapBackend:
             *self.users.user_name_attributes,
             *([member_of] if several else []),
         ]
-        entries, _ = self._search(
-            self.settings.users_base, f"(&{self.profile.user_filter}(|{parts}))", attributes
-        )
+        entries, _ = self._search_users(f"(&{self.profile.user_filter}(|{parts}))", attributes)
         for entry in entries:
             values = entry["attributes"]
             member = {
@@ -1024,8 +1056,11 @@ class LdapBackend:
         """The group whose cn is ``group_id``; members resolved through memberOf when asked."""
         if not group_id:
             return None
+        dn = self.group_dn(group_id)
+        if dn is None:
+            return None
         entries, _ = self._search(
-            self.group_dn(group_id), self.profile.group_filter, self._group_attributes(), scope=BASE
+            dn, self.profile.group_filter, self._group_attributes(), scope=BASE
         )
         if not entries:
             return None
@@ -1043,6 +1078,7 @@ class LdapBackend:
             query,
             self._group_attributes(),
             _GROUP_KEYS,
+            self.group_scope,
         )
         with_members = query.attributes is None or "members" in query.attributes
         members = self._members_of([e["dn"] for e in entries]) if with_members else {}
@@ -1061,10 +1097,10 @@ class LdapBackend:
         name = group["displayName"]
         member_ids = [m["value"] for m in group.get("members") or ()]
         member_dns = self._existing_dns(member_ids, "member ids") if member_ids else []
-        dn = self.group_dn(name)
+        dn = f"cn={dn_value(name)},{self.settings.new_groups_base}"
         members = member_dns or ([self.placeholder_dn] if self.placeholder_dn else [])
-        if self.settings.group_display_name_attribute and self._group_name_taken(name):
-            # A group renamed to this name holds it, under another cn.
+        if self._group_name_taken(name):
+            # A group renamed to this name holds it, or one in another OU has this cn.
             raise Uniqueness("A group with this displayName exists already.")
         values = {
             "objectClass": list(self.profile.group_classes),
@@ -1104,6 +1140,8 @@ class LdapBackend:
         if not group_id:
             return False
         dn = self.group_dn(group_id)
+        if dn is None:
+            return False
         entries, _ = self._search(dn, self.profile.group_filter, ["objectClass"], scope=BASE)
         if not entries:
             return False
@@ -1206,7 +1244,8 @@ class LdapBackend:
             return False
         add_dns = self._existing_dns(adding, "member ids") if adding else []
         remove_dns = list(self._dns_for_ids(removing).values()) if removing else []
-        return self._write_members(self.group_dn(group_id), add_dns, remove_dns)
+        group_dn = self.group_dn(group_id)
+        return group_dn is not None and self._write_members(group_dn, add_dns, remove_dns)
 
     def close(self) -> None:
         """Close this thread's connection."""

@@ -46,7 +46,7 @@ _REMEMBERED = 8  # sorted snapshots remembered per thread (one per base/filter/s
 # error code (draft-ietf-ldapext-ldapv3-vlv §6.2) is missing from its table.
 ldap3_results.RESULT_CODES.setdefault(_VLV_ERROR, "virtualListViewError")
 
-Key = tuple[str, str, str]
+Key = tuple[str, str, str, str]
 Marker = tuple[str, ...]
 
 
@@ -141,12 +141,15 @@ class SortedPager:
         start: int,
         count: int,
         attributes: Sequence[str],
+        scope: str = LEVEL,
     ) -> Window:
         """The sorted window, its total from the VLV response, in one sorted search.
 
+        :param scope: ``LEVEL`` (entries right under ``base``) or ``SUBTREE``.
+
         :raises ldap3.core.exceptions.LDAPOperationResult: a refusal the caller translates.
         """
-        key: Key = (base.lower(), search_filter, sort_attribute)
+        key: Key = (base.lower(), scope, search_filter, sort_attribute)
         state = self._state()
         marker = self._marker(base) if key in state.large else None
         for attempt in (1, 2):
@@ -160,7 +163,7 @@ class SortedPager:
                 continue
             try:
                 total, entries, new_context = self._search(
-                    base, search_filter, sort_attribute, start, count, attributes, context
+                    base, scope, search_filter, sort_attribute, start, count, attributes, context
                 )
             except LDAPOperationResult as error:
                 if error.result != _BUSY or attempt == 2:
@@ -199,6 +202,7 @@ class SortedPager:
     def _search(
         self,
         base: str,
+        scope: str,
         search_filter: str,
         sort_attribute: str,
         start: int,
@@ -217,7 +221,7 @@ class SortedPager:
                     connection,
                     base,
                     search_filter,
-                    LEVEL,
+                    scope,
                     list(attributes) if count else ["1.1"],
                     controls,
                 )

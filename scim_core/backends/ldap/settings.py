@@ -7,8 +7,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from scim_core.backends.ldap.mapping import dn_key
 from scim_core.backends.ldap.profiles import PROFILES
-from scim_core.config import Setting, parse_bool, parse_int, parse_list, read_settings
+from scim_core.config import (
+    ConfigError,
+    Setting,
+    parse_bool,
+    parse_int,
+    parse_list,
+    read_settings,
+)
 
 __all__ = ["DEFAULT", "LDAP_SETTINGS", "LdapSettings"]
 
@@ -38,6 +46,18 @@ def _dialect(text: str) -> str:
     return text.lower()
 
 
+def _scope(text: str) -> str:
+    if text.strip().lower() not in ("one", "sub"):
+        raise ValueError("expected one (entries right under the base) or sub (the whole subtree)")
+    return text.strip().lower()
+
+
+def _under(dn: str, base: str) -> bool:
+    """Whether ``dn`` is ``base`` or below it (RFC 4514 DNs, compared case-insensitively)."""
+    entry, ancestor = dn_key(dn), dn_key(base)
+    return entry == ancestor or entry.endswith("," + ancestor)
+
+
 DEFAULT: Final = "default"
 """A schema-extension setting left to the directory profile's default."""
 
@@ -61,6 +81,33 @@ LDAP_SETTINGS: tuple[Setting[Any], ...] = (
     ),
     Setting("SCIM_LDAP_USERS_BASE", str, None, "Where users live.", required=True),
     Setting("SCIM_LDAP_GROUPS_BASE", str, None, "Where groups live.", required=True),
+    Setting(
+        "SCIM_LDAP_USERS_SCOPE",
+        _scope,
+        "one",
+        "`one`: users are the entries right under SCIM_LDAP_USERS_BASE; `sub`: anywhere below "
+        "it (users in several OUs, and moved between them).",
+    ),
+    Setting(
+        "SCIM_LDAP_GROUPS_SCOPE",
+        _scope,
+        "one",
+        "`one` or `sub`, as SCIM_LDAP_USERS_SCOPE, for groups under SCIM_LDAP_GROUPS_BASE.",
+    ),
+    Setting(
+        "SCIM_LDAP_NEW_USERS_BASE",
+        str,
+        None,
+        "Where new users are created (default: SCIM_LDAP_USERS_BASE; with scope `sub`, any "
+        "entry below it).",
+    ),
+    Setting(
+        "SCIM_LDAP_NEW_GROUPS_BASE",
+        str,
+        None,
+        "Where new groups are created (default: SCIM_LDAP_GROUPS_BASE; with scope `sub`, any "
+        "entry below it).",
+    ),
     Setting(
         "SCIM_LDAP_DIALECT",
         _dialect,
@@ -179,6 +226,10 @@ class LdapSettings:
     users_base: str
     groups_base: str
     dialect: str = "openldap"
+    users_scope: str = "one"
+    groups_scope: str = "one"
+    new_users_base: str | None = None
+    new_groups_base: str | None = None
     start_tls: bool = False
     ca_file: str | None = None
     connect_timeout: int = 3
@@ -208,6 +259,17 @@ class LdapSettings:
             "group_display_name_attribute": schema.group_display_name,
             "group_object_class": schema.group_object_class,
         }
+        for kind in ("users", "groups"):
+            base = getattr(self, f"{kind}_base")
+            new_base = getattr(self, f"new_{kind}_base") or base
+            object.__setattr__(self, f"new_{kind}_base", new_base)
+            scope = getattr(self, f"{kind}_scope")
+            if not (_under(new_base, base) if scope == "sub" else _under(base, new_base)):
+                # A new entry outside what the service searches could never be found again.
+                raise ConfigError(
+                    f"SCIM_LDAP_NEW_{kind.upper()}_BASE must be SCIM_LDAP_{kind.upper()}_BASE"
+                    f" or, with SCIM_LDAP_{kind.upper()}_SCOPE=sub, an entry below it."
+                )
         for name, default in defaults.items():
             value = getattr(self, name)
             if value == DEFAULT:
@@ -229,6 +291,10 @@ class LdapSettings:
             users_base=v["SCIM_LDAP_USERS_BASE"],
             groups_base=v["SCIM_LDAP_GROUPS_BASE"],
             dialect=v["SCIM_LDAP_DIALECT"],
+            users_scope=v["SCIM_LDAP_USERS_SCOPE"],
+            groups_scope=v["SCIM_LDAP_GROUPS_SCOPE"],
+            new_users_base=v["SCIM_LDAP_NEW_USERS_BASE"],
+            new_groups_base=v["SCIM_LDAP_NEW_GROUPS_BASE"],
             start_tls=v["SCIM_LDAP_START_TLS"],
             ca_file=v["SCIM_LDAP_CA_FILE"],
             connect_timeout=v["SCIM_LDAP_CONNECT_TIMEOUT"],
