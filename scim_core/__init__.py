@@ -18,7 +18,9 @@ compares their signatures with a checked-in snapshot. They fall into these group
 - configuration: :class:`ServiceConfig`, :class:`FilterPolicy` and :data:`DEFAULT_POLICY`,
   :class:`Setting`, :func:`read_settings`, :data:`SERVICE_SETTINGS`, :class:`ConfigError`;
 - backends: the :class:`Backend` protocol, :class:`BackendFactory`, :class:`Query`,
-  :class:`Page`, :data:`Resource`, :class:`Secret` and :func:`load_backend`;
+  :class:`Page`, :data:`Resource`, :class:`Secret` and :func:`load_backend`; a backend that
+  stores more attributes than the defaults says so with a :class:`SchemaSet` (built from
+  :data:`DEFAULT_SCHEMAS`), which the service then advertises and understands;
 - errors: :class:`ScimError` and one subclass per RFC 7644 §3.12 error;
 - observation: :func:`add_directory_observer` (a :data:`DirectoryObserver` sees each directory
   operation a backend reports with :func:`directory_operation`) and :data:`DRY_RUN_HEADER`,
@@ -62,6 +64,7 @@ from scim_core.messages import SCIM_MEDIA_TYPE, ScimRequest, ScimResponse
 from scim_core.normalize import Normalizer, normalize_username
 from scim_core.observe import DirectoryObserver, add_directory_observer, directory_operation
 from scim_core.patch import apply_patch
+from scim_core.schemas.attributes import DEFAULT_SCHEMAS, SchemaSet
 from scim_core.secret import Secret
 from scim_core.service import DRY_RUN_HEADER, ScimService, error_response
 
@@ -70,6 +73,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "DEFAULT_POLICY",
+    "DEFAULT_SCHEMAS",
     "DRY_RUN_HEADER",
     "SCIM_MEDIA_TYPE",
     "SERVICE_SETTINGS",
@@ -98,6 +102,7 @@ __all__ = [
     "PreconditionFailed",
     "Query",
     "Resource",
+    "SchemaSet",
     "ScimError",
     "ScimRequest",
     "ScimResponse",

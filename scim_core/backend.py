@@ -6,6 +6,11 @@ Backends speak canonical SCIM resources (RFC 7643 JSON as ``dict``) with ``id`` 
 (:class:`~scim_core.errors.Uniqueness`, :class:`~scim_core.errors.DirectoryUnavailable`, ...).
 Backends are found by name through the entry-point group ``scim_core.backends``.
 
+A backend whose store holds more User attributes than the defaults (the LDAP plugin, with a
+mapping file) has a ``schemas`` attribute, a :class:`~scim_core.schemas.attributes.SchemaSet`:
+the service then advertises, accepts and returns those attributes; its ``filter_forms``
+((resource type, attribute, operator) each) extend the filter policy.
+
 A backend that can rename a group without changing its id has a method
 ``rename_group(group_id, display_name) -> bool`` (``False``: no such group; raises
 :class:`~scim_core.errors.Uniqueness` when another group is displayed so); without one, a

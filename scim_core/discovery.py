@@ -4,13 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from scim_core.schemas.attributes import (
-    ENTERPRISE_USER_SCHEMA,
-    GROUP_SCHEMA,
-    USER_SCHEMA,
-    to_schema_json,
-)
-from scim_core.schemas.resources import ENTERPRISE_URN, GROUP_URN, USER_URN
+from scim_core.schemas.attributes import DEFAULT_SCHEMAS, SchemaSet, to_schema_json
+from scim_core.schemas.resources import GROUP_URN, USER_URN
 
 __all__ = ["resource_types", "schemas", "service_provider_config"]
 
@@ -45,8 +40,9 @@ def service_provider_config(base_url: str, max_results: int) -> dict[str, Any]:
     }
 
 
-def resource_types(base_url: str) -> list[dict[str, Any]]:
-    """RFC 7643 §6: the User (with the enterprise extension) and Group resource types."""
+def resource_types(base_url: str, schema_set: SchemaSet = DEFAULT_SCHEMAS) -> list[dict[str, Any]]:
+    """RFC 7643 §6: the User and Group resource types, with the extensions of ``schema_set``."""
+    extensions = [{"schema": schema.id, "required": False} for schema in schema_set.get("User")[1:]]
     return [
         {
             "schemas": [_RT_URN],
@@ -55,7 +51,7 @@ def resource_types(base_url: str) -> list[dict[str, Any]]:
             "endpoint": "/Users",
             "description": "User accounts in the directory",
             "schema": USER_URN,
-            "schemaExtensions": [{"schema": ENTERPRISE_URN, "required": False}],
+            "schemaExtensions": extensions,
             "meta": {"resourceType": "ResourceType", "location": f"{base_url}/ResourceTypes/User"},
         },
         {
@@ -74,10 +70,11 @@ def resource_types(base_url: str) -> list[dict[str, Any]]:
     ]
 
 
-def schemas(base_url: str) -> list[dict[str, Any]]:
-    """RFC 7643 §7: only the attributes the service stores and returns faithfully."""
+def schemas(base_url: str, schema_set: SchemaSet = DEFAULT_SCHEMAS) -> list[dict[str, Any]]:
+    """RFC 7643 §7: only the attributes the service stores and returns faithfully (those of
+    ``schema_set``, which follows the backend's mapping)."""
     rendered = []
-    for schema in (USER_SCHEMA, ENTERPRISE_USER_SCHEMA, GROUP_SCHEMA):
+    for schema in (*schema_set.get("User"), *schema_set.get("Group")):
         document = to_schema_json(schema)
         document.setdefault("meta", {})
         document["meta"].update(

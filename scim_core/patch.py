@@ -63,11 +63,12 @@ from scim_core.filter.ast import And, Compare, Filter
 from scim_core.filter.evaluate import evaluate
 from scim_core.filter.parser import parse_path
 from scim_core.schemas.attributes import (
+    DEFAULT_SCHEMAS,
     ENTERPRISE_URN,
-    SCHEMAS_BY_RESOURCE_TYPE,
     USER_URN,
     Attribute,
     AttrRef,
+    SchemaSet,
     coerce,
     resolve,
 )
@@ -230,7 +231,7 @@ def _is_unstored_standard(schema: str | None, attr: str, sub_attr: str | None) -
 
 
 @functools.lru_cache(maxsize=256)
-def _path_target(path: str, op: str, resource_type: str) -> _Target:
+def _path_target(path: str, op: str, resource_type: str, schemas: SchemaSet) -> _Target:
     """Parse and resolve a PATCH ``path`` (RFC 7644 §3.5.2, §3.10).
 
     :raises InvalidPath: syntax errors, unknown attributes, filters on simple attributes.
@@ -239,7 +240,7 @@ def _path_target(path: str, op: str, resource_type: str) -> _Target:
     """
     parsed = parse_path(path)
     attr = parsed.attr
-    core = SCHEMAS_BY_RESOURCE_TYPE.get(resource_type, ())[:1]
+    core = schemas.get(resource_type)[:1]
     if attr.attr.lower() in _READ_ONLY_KEYS and (
         attr.schema is None or attr.schema.lower() in {s.id.lower() for s in core}
     ):
@@ -247,12 +248,12 @@ def _path_target(path: str, op: str, resource_type: str) -> _Target:
     name = f"{attr.schema}:{attr.attr}" if attr.schema else attr.attr
     if attr.sub_attr is not None:
         name = f"{name}.{attr.sub_attr}"
-    ref = resolve(name, resource_type)
+    ref = resolve(name, resource_type, schemas)
     if ref is not None and parsed.value_filter is not None:
         if ref.sub_attribute is not None or ref.parent.type != "complex":
             raise InvalidPath(f"The path filters '{name}', which has no sub-attributes.")
         if parsed.sub_attr is not None:
-            ref = resolve(f"{name}.{parsed.sub_attr}", resource_type)
+            ref = resolve(f"{name}.{parsed.sub_attr}", resource_type, schemas)
     if ref is None:
         if resource_type == "User" and _is_unstored_standard(attr.schema, attr.attr, attr.sub_attr):
             raise _Unstored(path)
@@ -266,7 +267,9 @@ def _path_target(path: str, op: str, resource_type: str) -> _Target:
     return _target(ref, parsed.value_filter)
 
 
-def _object_targets(value: Any, resource_type: str, op: str) -> Iterator[tuple[_Target, Any]]:
+def _object_targets(
+    value: Any, resource_type: str, op: str, schemas: SchemaSet
+) -> Iterator[tuple[_Target, Any]]:
     """The targets of a path-less ``add``/``replace`` (RFC 7644 §3.5.2.1, §3.5.2.3).
 
     Unknown and read-only keys are skipped (unknown attributes are ignored), and so
@@ -275,7 +278,7 @@ def _object_targets(value: Any, resource_type: str, op: str) -> Iterator[tuple[_
     """
     if not isinstance(value, Mapping):
         raise InvalidValue("An operation without a path needs an object of attributes as value.")
-    extensions = {s.id.lower(): s.id for s in SCHEMAS_BY_RESOURCE_TYPE.get(resource_type, ())[1:]}
+    extensions = {s.id.lower(): s.id for s in schemas.get(resource_type)[1:]}
     for key, item in value.items():
         urn = extensions.get(str(key).lower())
         if urn is not None:
@@ -287,21 +290,21 @@ def _object_targets(value: Any, resource_type: str, op: str) -> Iterator[tuple[_
         else:
             pairs = [(str(key), item)]
         for name, attribute_value in pairs:
-            ref = resolve(name, resource_type)
+            ref = resolve(name, resource_type, schemas)
             if ref is None or ref.definition.mutability == "readOnly":
                 continue
             if ref.definition.mutability != "immutable" or op == "add":
                 yield _target(ref), attribute_value
 
 
-def _extension_urn(path: str, resource_type: str) -> str | None:
+def _extension_urn(path: str, resource_type: str, schemas: SchemaSet) -> str | None:
     """The canonical URN when ``path`` names a whole schema extension, else ``None``.
 
     RFC 7644 §3.10 builds paths from attributes; clients (scim2-client, for one) also send
     the bare extension URN to mean "this extension's attributes": its value is an object.
     """
     folded = path.lower()
-    extensions = SCHEMAS_BY_RESOURCE_TYPE.get(resource_type, ())[1:]
+    extensions = schemas.get(resource_type)[1:]
     return next((s.id for s in extensions if s.id.lower() == folded), None)
 
 
@@ -621,6 +624,7 @@ def apply_patch(
     resource: Mapping[str, Any],
     operations: Sequence[Mapping[str, Any]],
     resource_type: str = "User",
+    schemas: SchemaSet | None = None,
 ) -> tuple[Resource, bool]:
     """Apply PATCH operations (RFC 7644 §3.5.2) to a canonical resource, without mutating it.
 
@@ -629,6 +633,8 @@ def apply_patch(
         array): mappings with ``op`` (add/replace/remove, any case), optional ``path`` and
         ``value``.
     :param resource_type: ``"User"`` or ``"Group"``; selects the schemas names resolve in.
+    :param schemas: the schemas (default: :data:`~scim_core.schemas.attributes.DEFAULT_SCHEMAS`;
+        a mapping may add attributes and extensions).
     :returns: the new canonical resource (empty containers and derived parts removed) and
         whether it differs from ``resource`` (always ``True`` once a writeOnly attribute such as
         ``password`` was written).
@@ -644,6 +650,7 @@ def apply_patch(
         raise PayloadTooLarge(
             f"A PATCH carries at most {MAX_OPERATIONS} operations; split this one."
         )
+    schemas = schemas or DEFAULT_SCHEMAS
     result: Resource = copy.deepcopy(dict(resource))
     wrote_secret = False
     for index, raw in enumerate(operations):
@@ -662,22 +669,22 @@ def apply_patch(
         if op != "remove" and "value" not in operation:
             raise InvalidValue(f"PATCH operation {index} ({op}) has no value.")
         value = operation.get("value")
-        extension = _extension_urn(path.strip(), resource_type) if path else None
+        extension = _extension_urn(path.strip(), resource_type, schemas) if path else None
         if extension is not None and op == "remove":
             result.pop(extension, None)
             continue
         if extension is not None:
-            targets = list(_object_targets({extension: value}, resource_type, op))
+            targets = list(_object_targets({extension: value}, resource_type, op, schemas))
         elif path and path.strip():
             try:
-                targets = [(_path_target(path.strip(), op, resource_type), value)]
+                targets = [(_path_target(path.strip(), op, resource_type, schemas), value)]
             except _Unstored:
                 log.debug("PATCH operation %d names an attribute not stored here; skipped", index)
                 continue
         elif op == "remove":
             raise NoTarget(f"PATCH operation {index} (remove) has no path.")
         else:
-            targets = list(_object_targets(value, resource_type, op))
+            targets = list(_object_targets(value, resource_type, op, schemas))
         for target, item in targets:
             wrote_secret = _apply(result, target, op, item) or wrote_secret
             _check_size(result, target, resource_type)

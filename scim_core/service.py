@@ -8,6 +8,7 @@ HTTP frameworks or LDAP.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
@@ -37,6 +38,7 @@ from scim_core.filter import (
     And,
     Compare,
     Filter,
+    FilterPolicy,
     Not,
     Or,
     ValueFilter,
@@ -47,7 +49,7 @@ from scim_core.messages import SCIM_MEDIA_TYPE, ScimRequest, ScimResponse
 from scim_core.paging import parse_window
 from scim_core.patch import MAX_OPERATIONS, apply_patch
 from scim_core.projection import Projection, parse_projection
-from scim_core.schemas.attributes import REQUEST_ONLY
+from scim_core.schemas.attributes import DEFAULT_SCHEMAS, SchemaSet
 from scim_core.schemas.resources import (
     ENTERPRISE_URN,
     GROUP_URN,
@@ -175,6 +177,21 @@ class ScimService:
         return response
 
     @property
+    def schemas(self) -> SchemaSet:
+        """What the service advertises and understands: the backend's (``schemas``, from its
+        mapping) where it has one, else the defaults."""
+        found = getattr(self.backend, "schemas", None)
+        return found if isinstance(found, SchemaSet) else DEFAULT_SCHEMAS
+
+    @functools.cached_property
+    def _filter_policy(self) -> FilterPolicy:
+        """The configured policy, plus the ``eq`` forms the backend's mapping allows
+        (``filter_forms``: (resource type, attribute, operator) each)."""
+        policy = self.config.filter_policy
+        extra = frozenset(getattr(self.backend, "filter_forms", ()))
+        return replace(policy, forms=policy.forms | extra) if extra else policy
+
+    @property
     def _dry_run(self) -> bool:
         return bool(getattr(self.backend, "dry_run", False))
 
@@ -279,7 +296,7 @@ class ScimService:
         text = params.get("filter")
         if text is not None and text.strip():
             parsed = parse_filter(text, max_length=self.config.max_filter_length)
-            self.config.filter_policy.check(parsed, resource_type)
+            self._filter_policy.check(parsed, resource_type)
             parsed = self._check_names(parsed, resource_type)
         query = Query(
             filter=parsed,
@@ -323,10 +340,10 @@ class ScimService:
         request: ScimRequest,
         projection: Projection | None = None,
     ) -> dict[str, Any]:
-        endpoint, urns = _RESOURCE_TYPES[resource_type]
-        rendered: dict[str, Any] = {"schemas": list(urns)}
+        endpoint = _ENDPOINTS[resource_type]
+        urns = [schema.id for schema in self.schemas.get(resource_type)]
         present = [urn for urn in urns[1:] if urn in resource]
-        rendered["schemas"] = [urns[0], *present]
+        rendered: dict[str, Any] = {"schemas": [urns[0], *present]}
         rendered.update(resource)
         meta = dict(resource.get("meta") or {})
         meta["resourceType"] = resource_type
@@ -341,7 +358,9 @@ class ScimService:
             if manager.get("value"):
                 manager["$ref"] = f"{request.base_url}/Users/{manager['value']}"
             rendered[ENTERPRISE_URN] = {**enterprise, "manager": manager}
-        return (projection or Projection()).apply(rendered, REQUEST_ONLY[resource_type])
+        return (projection or Projection()).apply(
+            rendered, self.schemas.request_only.get(resource_type, frozenset())
+        )
 
     def _resource_response(
         self,
@@ -385,10 +404,11 @@ class ScimService:
         return ScimResponse(200, body, {"Content-Type": SCIM_MEDIA_TYPE})
 
     def _resource_types(self, request: ScimRequest, name: str) -> ScimResponse:
-        return _listing_or_one(discovery.resource_types(request.base_url), name, "ResourceType")
+        listing = discovery.resource_types(request.base_url, self.schemas)
+        return _listing_or_one(listing, name, "ResourceType")
 
     def _schemas(self, request: ScimRequest, urn: str) -> ScimResponse:
-        return _listing_or_one(discovery.schemas(request.base_url), urn, "Schema")
+        return _listing_or_one(discovery.schemas(request.base_url, self.schemas), urn, "Schema")
 
     def _openapi(self, request: ScimRequest, _: str) -> ScimResponse:
         """The OpenAPI 3 document of this API (apispec is imported on first use only)."""
@@ -409,8 +429,8 @@ class ScimService:
     def _load_user(self, body: Mapping[str, Any]) -> tuple[Resource, Secret | None]:
         """Fold a POST/PUT body into a canonical, validated User and its password, if any."""
         writable = {k: v for k, v in body.items() if k.lower() not in _READ_ONLY_KEYS}
-        folded, _changed = apply_patch({}, [{"op": "add", "value": writable}], "User")
-        user = validate_user(folded)
+        folded, _changed = apply_patch({}, [{"op": "add", "value": writable}], "User", self.schemas)
+        user = validate_user(folded, schemas=self.schemas)
         password = user.pop("password", None)
         return user, Secret(password) if password is not None else None
 
@@ -462,12 +482,12 @@ class ScimService:
         operations = self._operations(request)
 
         def plan(current: Resource) -> tuple[Resource, Secret | None] | None:
-            patched, changed = apply_patch(current, operations, "User")
+            patched, changed = apply_patch(current, operations, "User", self.schemas)
             if not changed:
                 return None
             if current.get("active") is not None and patched.get("active") is None:
                 raise InvalidValue("active cannot be removed or set to null; send true or false.")
-            desired = validate_user(patched, before=current)
+            desired = validate_user(patched, before=current, schemas=self.schemas)
             password = desired.pop("password", None)
             return desired, Secret(password) if password is not None else None
 
@@ -828,10 +848,8 @@ _GROUP_WRITES_DETAIL = (
     "use PATCH to change membership."
 )
 
-_RESOURCE_TYPES: dict[str, tuple[str, tuple[str, ...]]] = {
-    "User": ("Users", (USER_URN, "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User")),
-    "Group": ("Groups", (GROUP_URN,)),
-}
+#: Resource type -> its endpoint (its schemas come from :attr:`ScimService.schemas`).
+_ENDPOINTS: dict[str, str] = {"User": "Users", "Group": "Groups"}
 
 _ROUTES: dict[tuple[str, bool], _Route] = {
     ("serviceproviderconfig", False): _Route({"GET": ScimService._service_provider_config}),

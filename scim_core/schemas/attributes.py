@@ -15,13 +15,15 @@ Nothing here knows about HTTP, LDAP or PATCH operations.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from scim_core.errors import InvalidValue
 
 __all__ = [
+    "DEFAULT_SCHEMAS",
     "ENTERPRISE_URN",
     "ENTERPRISE_USER_SCHEMA",
     "GROUP_SCHEMA",
@@ -29,6 +31,7 @@ __all__ = [
     "REQUEST_ONLY",
     "SCHEMAS_BY_RESOURCE_TYPE",
     "SCHEMA_URN",
+    "STANDARD_USER_ATTRIBUTES",
     "USER_SCHEMA",
     "USER_URN",
     "AttrRef",
@@ -37,6 +40,7 @@ __all__ = [
     "MutabilityKind",
     "ReturnedKind",
     "Schema",
+    "SchemaSet",
     "UniquenessKind",
     "coerce",
     "resolve",
@@ -328,6 +332,77 @@ REQUEST_ONLY: Mapping[str, frozenset[str]] = {
     kind: _request_only(schemas) for kind, schemas in SCHEMAS_BY_RESOURCE_TYPE.items()
 }
 
+
+def _string(name: str, description: str, kind: AttrType = "string") -> Attribute:
+    return Attribute(name, kind, description=description)
+
+
+#: Singular attributes of RFC 7643 (§4.1.1, §4.3) the service stores only where a mapping maps
+#: them: schema URN -> definitions.
+STANDARD_USER_ATTRIBUTES: Mapping[str, tuple[Attribute, ...]] = {
+    USER_URN: (
+        _string("nickName", "The casual way to address the user."),
+        _string("profileUrl", "A URI of the user's online profile.", "reference"),
+        _string("userType", "The relationship between the organization and the user."),
+        _string("preferredLanguage", "The user's preferred written or spoken language."),
+        _string("locale", "The user's default location, for localizing."),
+        _string("timezone", "The user's time zone, in the IANA database format."),
+    ),
+    ENTERPRISE_URN: (
+        _string("costCenter", "The name of a cost center."),
+        _string("organization", "The name of an organization."),
+        _string("division", "The name of a division."),
+        _string("department", "The name of a department."),
+    ),
+}
+
+
+@dataclass(frozen=True, eq=False)
+class SchemaSet:
+    """The schemas a service advertises and understands, per resource type: the core schema
+    first, then its extensions (RFC 7643 §3.3). Built once (from a backend's mapping);
+    compared and hashed by identity.
+
+    :param by_resource_type: resource type -> its schemas.
+    """
+
+    by_resource_type: Mapping[str, tuple[Schema, ...]]
+
+    def get(self, resource_type: str) -> tuple[Schema, ...]:
+        """The schemas of ``resource_type`` (core first), or ``()``."""
+        return tuple(self.by_resource_type.get(resource_type, ()))
+
+    @functools.cached_property
+    def request_only(self) -> Mapping[str, frozenset[str]]:
+        """Lower-case ``parent.sub`` names returned only when asked for, per resource type."""
+        return {kind: _request_only(schemas) for kind, schemas in self.by_resource_type.items()}
+
+    def with_attributes(
+        self,
+        resource_type: str,
+        schema_id: str,
+        attributes: tuple[Attribute, ...],
+        *,
+        name: str = "",
+        description: str = "",
+    ) -> SchemaSet:
+        """A new set where ``schema_id`` of ``resource_type`` also holds ``attributes`` (a
+        same-named attribute is replaced); an unknown ``schema_id`` becomes an extension."""
+        schemas = list(self.get(resource_type))
+        index = next((i for i, s in enumerate(schemas) if s.id.lower() == schema_id.lower()), None)
+        if index is None:
+            schemas.append(Schema(schema_id, name or schema_id, description, attributes))
+        else:
+            current = schemas[index]
+            names = {a.name.lower() for a in attributes}
+            kept = tuple(a for a in current.attributes if a.name.lower() not in names)
+            schemas[index] = replace(current, attributes=kept + attributes)
+        return SchemaSet({**self.by_resource_type, resource_type: tuple(schemas)})
+
+
+#: The schemas of the service without a mapping that adds any.
+DEFAULT_SCHEMAS = SchemaSet(SCHEMAS_BY_RESOURCE_TYPE)
+
 #: Flat names the specification allows on input: alias -> (attribute, sub-attribute, primary).
 _ALIASES: Mapping[str, Mapping[str, tuple[str, str, bool]]] = {
     "User": {
@@ -351,7 +426,9 @@ def _split_urn(name: str, schemas: tuple[Schema, ...]) -> tuple[Schema | None, s
     return None, name
 
 
-def resolve(name: str, resource_type: str = "User") -> AttrRef | None:
+def resolve(
+    name: str, resource_type: str = "User", schemas: SchemaSet | None = None
+) -> AttrRef | None:
     """Resolve an attribute name as a client may write it to its canonical location.
 
     Accepted forms (RFC 7644 §3.10, RFC 7643 §2.1 case-insensitivity): plain (``userName``),
@@ -364,10 +441,15 @@ def resolve(name: str, resource_type: str = "User") -> AttrRef | None:
 
     :param name: the attribute name from a request body or PATCH path.
     :param resource_type: ``"User"`` or ``"Group"``.
+    :param schemas: the schemas names resolve in (default: :data:`DEFAULT_SCHEMAS`).
     :returns: the location, or ``None`` for a name the service does not store (callers ignore
         unknown attributes).
     """
-    schemas = SCHEMAS_BY_RESOURCE_TYPE.get(resource_type, ())
+    schemas_of_type = (schemas or DEFAULT_SCHEMAS).get(resource_type)
+    return _resolve(name, resource_type, schemas_of_type)
+
+
+def _resolve(name: str, resource_type: str, schemas: tuple[Schema, ...]) -> AttrRef | None:
     schema, rest = _split_urn(name, schemas)
     alias = _ALIASES.get(resource_type, {}).get(rest.lower()) if schema is None else None
     if alias is not None:

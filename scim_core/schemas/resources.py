@@ -14,7 +14,14 @@ from typing import Any
 from marshmallow import EXCLUDE, Schema, ValidationError, fields, validate
 
 from scim_core.errors import InvalidValue
-from scim_core.schemas.attributes import ENTERPRISE_URN, GROUP_URN, USER_URN
+from scim_core.schemas.attributes import (
+    DEFAULT_SCHEMAS,
+    ENTERPRISE_URN,
+    GROUP_URN,
+    USER_URN,
+    Attribute,
+    SchemaSet,
+)
 
 __all__ = [
     "ENTERPRISE_URN",
@@ -215,12 +222,46 @@ def _load(schema: Schema, resource: dict[str, Any], kind: str) -> dict[str, Any]
     return schema.dump(loaded)  # type: ignore[no-any-return]
 
 
+def _mapped(schemas: SchemaSet) -> list[tuple[str | None, Attribute]]:
+    """(extension URN or ``None`` for the core, attribute) a mapping adds to the defaults."""
+    known = {
+        (schema.id.lower(), a.name.lower())
+        for schema in DEFAULT_SCHEMAS.get("User")
+        for a in schema.attributes
+    }
+    added: list[tuple[str | None, Attribute]] = []
+    for index, schema in enumerate(schemas.get("User")):
+        for attribute in schema.attributes:
+            if (schema.id.lower(), attribute.name.lower()) not in known:
+                added.append((None if index == 0 else schema.id, attribute))
+    return added
+
+
+def _carry_mapped(resource: dict[str, Any], checked: dict[str, Any], schemas: SchemaSet) -> None:
+    """Copy the attributes a mapping adds (typed by the PATCH engine already) into ``checked``,
+    refusing text longer than the directory attributes commonly hold."""
+    for urn, attribute in _mapped(schemas):
+        holder = resource if urn is None else resource.get(urn)
+        if not isinstance(holder, dict) or holder.get(attribute.name) is None:
+            continue
+        value = holder[attribute.name]
+        if isinstance(value, str) and len(value) > 1024:
+            raise InvalidValue(f"Invalid User: {attribute.name}: Longer than 1024 characters.")
+        target = checked if urn is None else checked.setdefault(urn, {})
+        target[attribute.name] = value
+
+
 def validate_user(
-    resource: dict[str, Any], *, complete: bool = True, before: dict[str, Any] | None = None
+    resource: dict[str, Any],
+    *,
+    complete: bool = True,
+    before: dict[str, Any] | None = None,
+    schemas: SchemaSet | None = None,
 ) -> dict[str, Any]:
     """Check a canonical User's types; with ``complete``, every required attribute too.
 
     Required (the specification, §2): userName, name.givenName, name.familyName and one email.
+    Attributes a mapping adds (``schemas``) are kept as the PATCH engine typed them.
 
     :param before: the stored user a PATCH starts from: a required attribute it already
         lacked (an entry another tool made, e.g. 389-DS's ``dsidm`` users have no surname)
@@ -228,6 +269,8 @@ def validate_user(
     :raises InvalidValue: naming every missing or malformed attribute at once.
     """
     checked = _load(_USER, resource, "User")
+    if schemas is not None and schemas is not DEFAULT_SCHEMAS:
+        _carry_mapped(resource, checked, schemas)
     if complete:
         missing = [
             name

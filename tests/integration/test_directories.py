@@ -818,3 +818,154 @@ def test_groups_in_several_ous_are_found_by_their_id(directory, directory_backen
         run(lambda c: operations.delete(c, ou))
         http("DELETE", "/Users/" + member["id"])
         backend.close()
+
+
+ACME = "urn:example:params:scim:schemas:extension:acme:2.0:User"
+
+
+def test_a_mapping_file_adds_attributes_without_code(directory, directory_backend, tmp_path):
+    """A site mapping file: an RFC 7643 core and an enterprise attribute the profile leaves
+    out, and the site's own extension (a filterable string and an integer), each written,
+    stored in its LDAP attribute, returned as sent, listed in /Schemas and /ResourceTypes."""
+    import dataclasses
+
+    from scim_core.backends.ldap import LdapBackend
+    from scim_core.backends.ldap.sitemap import load_mapping
+
+    ad = directory.dialect == "ad"
+    department, level = ("department", "employeeID") if ad else ("departmentNumber", "roomNumber")
+    mapping = tmp_path / "mapping.toml"
+    mapping.write_text(
+        f"""
+[[user]]
+scim = "preferredLanguage"
+ldap = "preferredLanguage"
+
+[[user]]
+scim = "{ENTERPRISE}:department"
+ldap = "{department}"
+
+[[user]]
+scim = "{ACME}:badgeNumber"
+ldap = "employeeType"
+filter = true
+description = "The badge printed on the card."
+
+[[user]]
+scim = "{ACME}:level"
+ldap = "{level}"
+type = "integer"
+
+[schema."{ACME}"]
+name = "AcmeUser"
+""",
+        encoding="utf-8",
+    )
+    strings = [path for path, _ in directory_backend.profile.strings]
+    settings = dataclasses.replace(
+        directory_backend.settings, mapping=load_mapping(mapping, strings)
+    )
+    backend = LdapBackend(settings)
+    http = TimedHttp(make_app(backend, TOKEN).test_client(), TOKEN)
+    badge = "B-" + uuid.uuid4().hex[:6]
+    extra = {
+        "preferredLanguage": "de-CH",
+        ENTERPRISE: {"department": "Finance"},
+        ACME: {"badgeNumber": badge, "level": 3},
+    }
+    try:
+        user = new_user(http, **extra)
+        fetched = body_of(http("GET", "/Users/" + user["id"]))
+        for got in (user, fetched):
+            assert got["preferredLanguage"] == "de-CH"
+            assert got[ENTERPRISE]["department"] == "Finance"
+            assert got[ACME] == {"badgeNumber": badge, "level": 3}
+            assert ACME in got["schemas"]
+        entry = backend._search(
+            dn_of(backend, user),
+            "(objectClass=*)",
+            ["preferredLanguage", department, "employeeType", level],
+            scope="BASE",
+        )[0][0]["attributes"]
+        assert entry["preferredLanguage"] == ["de-CH"] and entry[department] == ["Finance"]
+        assert entry["employeeType"] == [badge] and entry[level] == ["3"]
+        query = {"filter": f'{ACME}:badgeNumber eq "{badge}"'}
+        found = body_of(http("GET", "/Users", query_string=query))["Resources"]
+        assert [r["id"] for r in found] == [user["id"]]
+        refused = http("GET", "/Users", query_string={"filter": 'preferredLanguage eq "de-CH"'})
+        assert refused.status_code == 400 and body_of(refused)["scimType"] == "invalidFilter"
+        path = "/Users/" + user["id"]
+        changed = patch(
+            http,
+            path,
+            {"op": "replace", "path": f"{ACME}:level", "value": 4},
+            {"op": "replace", "value": {"preferredLanguage": "fr", f"{ACME}:badgeNumber": ""}},
+        )
+        assert changed.status_code == 200, body_of(changed)
+        assert body_of(changed)[ACME] == {"level": 4}
+        assert body_of(changed)["preferredLanguage"] == "fr"
+        schemas = body_of(http("GET", "/Schemas/" + ACME))
+        assert schemas["name"] == "AcmeUser"
+        assert [a["name"] for a in schemas["attributes"]] == ["badgeNumber", "level"]
+        assert [a["type"] for a in schemas["attributes"]] == ["string", "integer"]
+        core = body_of(http("GET", "/Schemas/urn:ietf:params:scim:schemas:core:2.0:User"))
+        assert "preferredLanguage" in [a["name"] for a in core["attributes"]]
+        resource_type = body_of(http("GET", "/ResourceTypes/User"))
+        assert ACME in [e["schema"] for e in resource_type["schemaExtensions"]]
+        # Without the file the same request keeps none of it (and says nothing of it).
+        plain = TimedHttp(make_app(directory_backend, TOKEN).test_client(), TOKEN)
+        bare = body_of(plain("GET", path))
+        assert "preferredLanguage" not in bare and ACME not in bare
+        assert "department" not in bare.get(ENTERPRISE, {})
+    finally:
+        backend.close()
+
+
+def test_the_shipped_mapping_example_round_trips_every_attribute(directory, directory_backend):
+    """examples/mapping/<directory>.toml: every attribute it maps is written, stored in its
+    LDAP attribute, returned as sent, and cleared with "" on this directory."""
+    import dataclasses
+    from pathlib import Path
+
+    from scim_core.backends.ldap import LdapBackend
+    from scim_core.backends.ldap.sitemap import load_mapping
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "mapping"
+    strings = [path for path, _ in directory_backend.profile.strings]
+    mapping = load_mapping(example / f"{directory.dialect}.toml", strings)
+    backend = LdapBackend(dataclasses.replace(directory_backend.settings, mapping=mapping))
+    http = TimedHttp(make_app(backend, TOKEN).test_client(), TOKEN)
+    token = uuid.uuid4().hex[:6]
+    # Short values: AD's attributes have ranges (employeeID holds 16 characters).
+    values = {
+        m: f"https://example.org/{token}" if m.name == "profileUrl" else f"{m.name[:7]}{token}"
+        for m in mapping.users
+    }
+    body: dict[str, Any] = {}
+    for attribute, value in values.items():
+        holder = body if len(attribute.path) == 1 else body.setdefault(attribute.schema, {})
+        holder[attribute.name] = value
+    try:
+        user = new_user(http, **body)
+        fetched = body_of(http("GET", "/Users/" + user["id"]))
+        entry = backend._search(
+            dn_of(backend, user), "(objectClass=*)", [m.ldap for m in values], scope="BASE"
+        )[0][0]["attributes"]
+        for attribute, value in values.items():
+            for got in (user, fetched):
+                holder = got if len(attribute.path) == 1 else got[attribute.schema]
+                assert holder[attribute.name] == value, attribute
+            assert entry[attribute.ldap] == [value], attribute
+        clear = [
+            {"op": "replace", "path": attribute.filter_name, "value": ""} for attribute in values
+        ]
+        cleared = patch(http, "/Users/" + user["id"], *clear)
+        assert cleared.status_code == 200, body_of(cleared)
+        entry = backend._search(
+            dn_of(backend, user), "(objectClass=*)", [m.ldap for m in values], scope="BASE"
+        )[0][0]["attributes"]
+        assert not any(entry.get(m.ldap) for m in values), entry
+        left = body_of(http("GET", "/Users/" + user["id"]))
+        assert not any(a.name in left.get(a.schema, left) for a in values)
+    finally:
+        backend.close()

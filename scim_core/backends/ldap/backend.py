@@ -75,6 +75,7 @@ from scim_core.errors import (
 )
 from scim_core.filter import Compare, Filter
 from scim_core.normalize import Normalizer, normalize_username
+from scim_core.schemas.attributes import DEFAULT_SCHEMAS, SchemaSet
 from scim_core.schemas.resources import ENTERPRISE_URN
 from scim_core.secret import InFlightSecretFilter, Secret
 
@@ -134,6 +135,13 @@ _PROJECTED = {
 }
 _USER_KEYS = frozenset({"id", "username"})  # what the directory keeps unique, per type
 _GROUP_KEYS = frozenset({"id", "displayname"})
+
+
+def _filter_key(path: Sequence[str]) -> str:
+    """A SCIM location as :class:`FilterMapping` keys it: dotted, an extension's URN-qualified."""
+    if path[0].lower().startswith("urn:"):
+        return f"{path[0]}:{'.'.join(path[1:])}".lower()
+    return ".".join(path).lower()
 
 
 def _unique_lookup(node: Filter, keys: frozenset[str]) -> bool:
@@ -216,6 +224,12 @@ class LdapBackend:
             no_primary_email_attribute=settings.no_primary_email_attribute,
             user_name_attribute=settings.user_name_attribute,
             normalize=normalize,
+            mapped=settings.mapping.users,
+        )
+        self.schemas: SchemaSet = settings.mapping.schema_set(DEFAULT_SCHEMAS)
+        #: (resource type, attribute, operator) a filter may use beyond the policy's own.
+        self.filter_forms: frozenset[tuple[str, str, str]] = frozenset(
+            ("User", m.filter_name, "eq") for m in settings.mapping.users if m.filterable
         )
         self.placeholder_dn = (
             (settings.placeholder_dn or settings.bind_dn)
@@ -233,7 +247,8 @@ class LdapBackend:
             "email": "mail",
             "emails": "mail",
             "emails.value": "mail",
-            **{".".join(path).lower(): ldap for path, ldap in self.users.strings},
+            **{_filter_key(path): ldap for path, ldap in self.users.strings},
+            **{_filter_key(m.path): m.ldap for m in self.users.typed},
         }
         if settings.external_id_attribute:
             attributes["externalid"] = settings.external_id_attribute
@@ -869,10 +884,23 @@ class LdapBackend:
             try:
                 return operations.modify(connection, dn, changes, controls)
             except LDAPOperationResult as error:
-                # The auxiliary class (externalId, email flag) may be there already: add nothing.
+                # An auxiliary class (externalId, email flag, a site's) may be there already:
+                # add only the ones the entry lacks.
                 if error.result != VALUE_EXISTS or "objectClass" not in changes:
                     raise
+                entries, _ = operations.search(
+                    connection, dn, "(objectClass=*)", BASE, ["objectClass"], None
+                )
+                present = {
+                    str(c).lower()
+                    for e in entries
+                    for c in all_values(e["attributes"], "objectClass")
+                }
                 rest = {k: v for k, v in changes.items() if k != "objectClass"}
+                wanted = [c for _, added in changes["objectClass"] for c in added]
+                missing = [c for c in wanted if str(c).lower() not in present]
+                if missing:
+                    rest["objectClass"] = [(MODIFY_ADD, missing)]
                 return operations.modify(connection, dn, rest, controls)
 
         def modify(connection: Connection) -> Mapping[str, Any] | None:

@@ -8,8 +8,9 @@ of the current and the desired resource, attribute by attribute.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from ldap3 import MODIFY_ADD, MODIFY_DELETE, MODIFY_REPLACE
@@ -18,6 +19,7 @@ from ldap3.utils.dn import safe_dn
 from scim_core.backend import Resource
 from scim_core.backends.ldap.escape import filter_value
 from scim_core.backends.ldap.profiles import Change, DirectoryProfile
+from scim_core.backends.ldap.sitemap import MappedAttribute
 from scim_core.errors import InvalidValue
 from scim_core.normalize import Normalizer, normalize_username
 from scim_core.schemas.resources import ENTERPRISE_URN
@@ -81,6 +83,48 @@ def _folded(text: str) -> str:
     return unicodedata.normalize("NFKC", text.strip()).casefold()
 
 
+def _folded_path(path: Sequence[str]) -> tuple[str, ...]:
+    return tuple(part.lower() for part in path)
+
+
+def _boolean_text(value: Any) -> str:
+    return "TRUE" if value is True else "FALSE"
+
+
+def _iso_to_generalized(value: Any) -> str:
+    """``2026-11-21T21:45:00Z`` (or with an offset) -> ``20261121214500Z`` (RFC 4517)."""
+    try:
+        moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        raise InvalidValue("A dateTime attribute needs an xsd:dateTime value.") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%Y%m%d%H%M%SZ")
+
+
+def _integer_of(raw: Any) -> int | None:
+    try:
+        return int(str(raw))
+    except ValueError:
+        return None  # not ours to interpret: left out of the resource
+
+
+#: SCIM types whose values an LDAP string holds as they are (a reference is a URI).
+_TEXT_TYPES = frozenset({"string", "reference"})
+
+#: A mapped attribute's value in its LDAP form (RFC 4517 syntaxes), and back.
+_TO_LDAP: Mapping[str, Callable[[Any], str]] = {
+    "boolean": _boolean_text,
+    "integer": str,
+    "dateTime": _iso_to_generalized,
+}
+_FROM_LDAP: Mapping[str, Callable[[Any], Any]] = {
+    "boolean": _is_true,
+    "integer": _integer_of,
+    "dateTime": generalized_to_iso,
+}
+
+
 def _get(resource: Mapping[str, Any], path: Sequence[str]) -> Any:
     current: Any = resource
     for key in path:
@@ -112,6 +156,7 @@ class UserMapping:
     :param user_name_attribute: where the userName is kept as the client wrote it, or ``None``
         (the uid only: then only userNames the uid can give back, case aside, are allowed).
     :param normalize: userName -> uid, the RDN value of a new user.
+    :param mapped: the site's mapping file: more attributes, or profile strings held elsewhere.
     """
 
     profile: DirectoryProfile
@@ -121,13 +166,25 @@ class UserMapping:
     no_primary_email_attribute: str | None = "scimNoPrimaryEmail"
     user_name_attribute: str | None = "scimUserName"
     normalize: Normalizer = normalize_username
+    mapped: tuple[MappedAttribute, ...] = ()
 
     @property
     def strings(self) -> tuple[tuple[tuple[str, ...], str], ...]:
-        """(SCIM location, LDAP attribute) of every single-valued string stored."""
+        """(SCIM location, LDAP attribute) of every single-valued string stored: the
+        profile's (where the site's mapping holds one elsewhere, there) and the site's."""
         formatted = self.profile.formatted_name
         named = ((("name", "formatted"), formatted),) if formatted else ()
-        return (*self.profile.strings, *named)
+        site = {_folded_path(m.path): m for m in self.mapped if m.type in _TEXT_TYPES}
+        own = [
+            (path, site.pop(_folded_path(path)).ldap if _folded_path(path) in site else ldap)
+            for path, ldap in (*self.profile.strings, *named)
+        ]
+        return (*own, *((m.path, m.ldap) for m in site.values()))
+
+    @property
+    def typed(self) -> tuple[MappedAttribute, ...]:
+        """The site's attributes of another type than string (converted both ways)."""
+        return tuple(m for m in self.mapped if m.type not in _TEXT_TYPES)
 
     # ----------------------------------------------------------------- userName
 
@@ -212,6 +269,7 @@ class UserMapping:
             self.profile.id_attribute,
             *self.user_name_attributes,
             *(ldap for _, ldap in self.strings),
+            *(m.ldap for m in self.typed),
             "mail",
             "manager",
             *self.profile.lock_attributes,
@@ -240,6 +298,10 @@ class UserMapping:
         with_more = any(a and values and values.get(a) for a in auxiliary)
         if (with_external_id or with_more) and self.external_id_object_class:
             classes.append(self.external_id_object_class)
+        for mapped in self.mapped:
+            needed = mapped.object_class
+            if needed and values and values.get(mapped.ldap) and needed not in classes:
+                classes.append(needed)
         return classes
 
     def to_resource(self, attributes: Attributes, manager_id: str | None) -> Resource:
@@ -256,6 +318,11 @@ class UserMapping:
             value = first(attributes, ldap)
             if value is not None:
                 _set(resource, path, str(value))
+        for mapped in self.typed:
+            raw = first(attributes, mapped.ldap)
+            converted = None if raw is None else _FROM_LDAP[mapped.type](raw)
+            if converted is not None:
+                _set(resource, mapped.path, converted)
         mails = all_values(attributes, "mail")
         if mails:
             # mail has no "primary": the first value is the primary address, unless the flag
@@ -299,6 +366,9 @@ class UserMapping:
         for path, ldap in self.strings:
             value = _get(resource, path)
             values[ldap] = [str(value)] if value not in (None, "") else []
+        for mapped in self.typed:
+            value = _get(resource, mapped.path)
+            values[mapped.ldap] = [] if value is None else [_TO_LDAP[mapped.type](value)]
         if "cn" in values and not values["cn"]:
             given = _get(resource, ("name", "givenName")) or ""
             family = _get(resource, ("name", "familyName")) or ""
@@ -360,11 +430,16 @@ class UserMapping:
             self.no_primary_email_attribute,
             self.user_name_attribute,
         )
+        needed = []
         if any(a and after.get(a) and after[a] != before.get(a) for a in auxiliary):
-            needed = self.external_id_object_class
-            present = {str(c).lower() for c in all_values(current_attributes, "objectClass")}
-            if needed and needed.lower() not in present:
-                changes["objectClass"] = [(MODIFY_ADD, [needed])]
+            needed.append(self.external_id_object_class)
+        for mapped in self.mapped:
+            if after.get(mapped.ldap) and after[mapped.ldap] != before.get(mapped.ldap):
+                needed.append(mapped.object_class)
+        present = {str(c).lower() for c in all_values(current_attributes, "objectClass")}
+        missing = [c for c in dict.fromkeys(filter(None, needed)) if c.lower() not in present]
+        if missing:
+            changes["objectClass"] = [(MODIFY_ADD, missing)]
         if desired.get("active", True) != current.get("active", True):
             changes.update(
                 self.profile.active_changes(current_attributes, bool(desired.get("active", True)))

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import ssl
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from scim_core.backends.ldap.mapping import dn_key
 from scim_core.backends.ldap.profiles import PROFILES
+from scim_core.backends.ldap.sitemap import SiteMapping, load_mapping
 from scim_core.config import (
     ConfigError,
     Setting,
@@ -169,6 +170,13 @@ LDAP_SETTINGS: tuple[Setting[Any], ...] = (
         "none needed; default: scimGroup on openldap and 389ds, none on ad).",
     ),
     Setting(
+        "SCIM_MAPPING_FILE",
+        str,
+        None,
+        "A TOML file mapping more User attributes (RFC 7643 ones the profile leaves out, or the "
+        "site's own extension schema) to LDAP attributes; checked at start-up.",
+    ),
+    Setting(
         "SCIM_LDAP_PASSWORD_ON_ADD",
         parse_bool,
         False,
@@ -246,6 +254,7 @@ class LdapSettings:
     group_object_class: str | None = DEFAULT
     dry_run: bool = False
     dry_run_ldif: str | None = None
+    mapping: SiteMapping = field(default_factory=SiteMapping)
 
     def __post_init__(self) -> None:
         # Schema-extension parts left to the profile take its default; "none" turns one off.
@@ -284,7 +293,12 @@ class LdapSettings:
     def from_environ(cls, environ: Mapping[str, str]) -> LdapSettings:
         """Read ``SCIM_LDAP_*``; :class:`~scim_core.config.ConfigError` names a bad one."""
         v = read_settings(LDAP_SETTINGS, environ)
+        dialect = v["SCIM_LDAP_DIALECT"]
+        mapping_file = v["SCIM_MAPPING_FILE"]
+        strings = [path for path, _ in PROFILES[dialect].strings]
+        mapping = load_mapping(mapping_file, strings) if mapping_file else SiteMapping()
         return cls(
+            mapping=mapping,
             urls=v["SCIM_LDAP_URL"],
             bind_dn=v["SCIM_LDAP_BIND_DN"],
             bind_password=v["SCIM_LDAP_BIND_PASSWORD"],

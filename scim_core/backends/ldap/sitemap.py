@@ -1,0 +1,298 @@
+"""A site's attribute mapping file (TOML, ``SCIM_MAPPING_FILE``): User attributes the
+directory profile does not store, or stores elsewhere, and the LDAP attributes holding them.
+
+One ``[[user]]`` table per attribute::
+
+    [[user]]
+    scim = "preferredLanguage"             # an RFC 7643 attribute: core User ...
+    ldap = "preferredLanguage"
+
+    [[user]]
+    scim = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:department"
+    ldap = "departmentNumber"              # ... or enterprise User
+
+    [[user]]
+    scim = "urn:example:params:scim:schemas:extension:acme:2.0:User:badgeNumber"
+    ldap = "employeeType"                  # ... or the site's own extension schema
+    type = "string"                        # string (default), boolean, integer, dateTime
+    filter = true                          # `eq` allowed in filters
+    object_class = "acmePerson"            # added to an entry that gets a value
+    mutability = "readWrite"               # readWrite (default), readOnly, immutable, writeOnly
+    returned = "default"                   # default, always, never, request
+    description = "The badge printed on the employee's card."
+
+    [schema."urn:example:params:scim:schemas:extension:acme:2.0:User"]
+    name = "AcmeUser"                      # how /Schemas names the extension
+    description = "Acme's own attributes"
+
+A file that is not valid stops start-up with one line naming the file, the line and the
+problem (:class:`~scim_core.config.ConfigError`).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final, get_args
+
+from scim_core.config import ConfigError
+from scim_core.schemas.attributes import (
+    ENTERPRISE_URN,
+    GROUP_URN,
+    STANDARD_USER_ATTRIBUTES,
+    USER_URN,
+    Attribute,
+    AttrType,
+    MutabilityKind,
+    ReturnedKind,
+    SchemaSet,
+)
+
+__all__ = ["MappedAttribute", "SiteMapping", "load_mapping"]
+
+#: Value types a mapped attribute may have (with their LDAP form, see ``mapping.py``).
+MAPPED_TYPES: Final = ("string", "boolean", "integer", "dateTime")
+_KEYS: Final = frozenset(
+    {"scim", "ldap", "type", "filter", "object_class", "mutability", "returned", "description"}
+)
+_LDAP_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9-]*$")
+_ATTRIBUTE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")  # RFC 7643 §2.1 ATTRNAME
+_USER_HEADER = re.compile(r"^\s*\[\[\s*user\s*\]\]")
+#: Attributes the service maps itself (the profile): a site file may re-map only plain strings.
+_OWN = frozenset({"id", "externalid", "username", "name", "emails", "active", "password", "meta"})
+
+
+@dataclass(frozen=True)
+class MappedAttribute:
+    """One User attribute the site maps.
+
+    :param schema: the URN of the schema holding it (core User, enterprise, or an extension).
+    :param name: its name in that schema.
+    :param ldap: the LDAP attribute holding its value.
+    :param type: its SCIM type (string, boolean, integer or dateTime).
+    :param filterable: whether ``eq`` may compare it in a filter.
+    :param object_class: an auxiliary class an entry needs for ``ldap`` (added with a value).
+    :param mutability: RFC 7643 §7 mutability.
+    :param returned: RFC 7643 §7 returned.
+    :param description: shown in ``/Schemas``.
+    """
+
+    schema: str
+    name: str
+    ldap: str
+    type: AttrType = "string"
+    filterable: bool = False
+    object_class: str | None = None
+    mutability: MutabilityKind = "readWrite"
+    returned: ReturnedKind = "default"
+    description: str = ""
+
+    @property
+    def path(self) -> tuple[str, ...]:
+        """Where the value sits in a canonical User: ``(name,)`` in the core, else
+        ``(schema, name)``."""
+        return (self.name,) if self.schema == USER_URN else (self.schema, self.name)
+
+    @property
+    def filter_name(self) -> str:
+        """The name a filter compares it by (core: plain; an extension: URN-qualified)."""
+        return self.name if self.schema == USER_URN else f"{self.schema}:{self.name}"
+
+    def definition(self) -> Attribute:
+        """Its RFC 7643 §7 definition, as ``/Schemas`` shows it."""
+        return Attribute(
+            self.name,
+            self.type,
+            mutability=self.mutability,
+            returned=self.returned,
+            description=self.description,
+        )
+
+
+@dataclass(frozen=True)
+class SiteMapping:
+    """A site's mapping file, read and checked.
+
+    :param users: the mapped User attributes, in file order.
+    :param schema_names: extension URN -> (name, description) for ``/Schemas``.
+    """
+
+    users: tuple[MappedAttribute, ...] = ()
+    schema_names: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+
+    def schema_set(self, base: SchemaSet) -> SchemaSet:
+        """``base`` with every mapped attribute in its schema (a new extension where needed)."""
+        result = base
+        for attribute in self.users:
+            name, description = self.schema_names.get(attribute.schema, ("", ""))
+            if not name:
+                name = _default_schema_name(attribute.schema)
+            result = result.with_attributes(
+                "User",
+                attribute.schema,
+                (attribute.definition(),),
+                name=name,
+                description=description,
+            )
+        return result
+
+
+def _default_schema_name(urn: str) -> str:
+    """``urn:example:...:acme:2.0:User`` -> ``acme User``: the parts an admin chose."""
+    parts = urn.split(":")
+    return " ".join(p for p in parts[-3:] if not re.fullmatch(r"[\d.]+", p)) or urn
+
+
+class _Problem(Exception):
+    def __init__(self, message: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+def load_mapping(path: str | Path, stored: Sequence[tuple[str, ...]] = ()) -> SiteMapping:
+    """Read and check a mapping file.
+
+    :param path: the TOML file.
+    :param stored: SCIM locations (``("title",)``, ``(ENTERPRISE_URN, "employeeNumber")``) the
+        directory profile stores as plain strings: a site may map those elsewhere too.
+    :raises ConfigError: one line naming the file, the line and the problem.
+    """
+    where = f"SCIM_MAPPING_FILE {path}"
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        raise ConfigError(f"{where}: cannot be read ({error.strerror}).") from None
+    try:
+        document = tomllib.loads(text)
+        return _checked(document, _header_lines(text), stored)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{where}: not valid TOML: {error}.") from None
+    except _Problem as problem:
+        at = f", line {problem.line}" if problem.line else ""
+        raise ConfigError(f"{where}{at}: {problem}") from None
+
+
+def _header_lines(text: str) -> list[int]:
+    return [n for n, line in enumerate(text.splitlines(), 1) if _USER_HEADER.match(line)]
+
+
+def _checked(
+    document: Mapping[str, Any], lines: list[int], stored: Sequence[tuple[str, ...]]
+) -> SiteMapping:
+    unknown = set(document) - {"user", "schema"}
+    if unknown:
+        raise _Problem(f"unknown table {sorted(unknown)[0]!r}; expected [[user]] or [schema.…].")
+    entries = document.get("user", [])
+    if not isinstance(entries, list):
+        raise _Problem("'user' must be written as [[user]] tables, one per attribute.")
+    users: list[MappedAttribute] = []
+    seen_scim: dict[str, int] = {}
+    seen_ldap: dict[str, int] = {}
+    restored = {tuple(p.lower() for p in location) for location in stored}
+    for index, entry in enumerate(entries):
+        line = lines[index] if index < len(lines) else None
+        try:
+            attribute = _attribute(entry, restored)
+        except _Problem as problem:
+            raise _Problem(str(problem), line) from None
+        scim_key = f"{attribute.schema}:{attribute.name}".lower()
+        if scim_key in seen_scim:
+            raise _Problem(f"{attribute.filter_name} is mapped twice.", line)
+        if attribute.ldap.lower() in seen_ldap:
+            raise _Problem(f"the LDAP attribute {attribute.ldap} holds two attributes.", line)
+        seen_scim[scim_key] = seen_ldap[attribute.ldap.lower()] = index
+        users.append(attribute)
+    names = _schema_names(document.get("schema", {}))
+    return SiteMapping(tuple(users), names)
+
+
+def _attribute(entry: Any, stored: set[tuple[str, ...]]) -> MappedAttribute:
+    if not isinstance(entry, dict):
+        raise _Problem("a [[user]] entry must be a table.")
+    unknown = set(entry) - _KEYS
+    if unknown:
+        raise _Problem(f"unknown key {sorted(unknown)[0]!r}; expected {', '.join(sorted(_KEYS))}.")
+    scim, ldap = entry.get("scim"), entry.get("ldap")
+    if not isinstance(scim, str) or not scim.strip():
+        raise _Problem("'scim' (the SCIM attribute) is missing or not a string.")
+    if not isinstance(ldap, str) or not _LDAP_NAME.match(ldap):
+        raise _Problem("'ldap' must name an LDAP attribute (letters, digits, '-').")
+    schema, _, name = scim.strip().rpartition(":")
+    schema = schema or USER_URN
+    if not _ATTRIBUTE_NAME.match(name):
+        raise _Problem(f"{scim!r} does not name one attribute (sub-attributes are not mapped).")
+    standard = {a.name.lower(): a for a in STANDARD_USER_ATTRIBUTES.get(_canonical(schema), ())}
+    schema = _canonical(schema)
+    given_type = entry.get("type")
+    if schema in (USER_URN, ENTERPRISE_URN):
+        definition = standard.get(name.lower())
+        location = (name.lower(),) if schema == USER_URN else (schema.lower(), name.lower())
+        if definition is None and location not in stored:
+            if schema == USER_URN and name.lower() in _OWN:
+                raise _Problem(f"{name} is mapped by the service itself; it cannot be re-mapped.")
+            raise _Problem(f"{scim!r} is not an RFC 7643 attribute this file can map.")
+        name = definition.name if definition is not None else name
+        kind = definition.type if definition is not None else "string"
+        if given_type is not None and given_type != kind:
+            raise _Problem(f"{name} has the type {kind} (RFC 7643); leave 'type' out.")
+        description = definition.description if definition is not None else ""
+    elif schema == GROUP_URN or not schema.lower().startswith("urn:"):
+        raise _Problem(f"{schema!r} is not a User extension schema URN.")
+    else:
+        kind = given_type if given_type is not None else "string"
+        if kind not in MAPPED_TYPES:
+            raise _Problem(f"'type' must be one of {', '.join(MAPPED_TYPES)}.")
+        description = ""
+    return MappedAttribute(
+        schema=schema,
+        name=name,
+        ldap=ldap,
+        type=kind,
+        filterable=_boolean(entry, "filter"),
+        object_class=_optional_name(entry, "object_class"),
+        mutability=_choice(entry, "mutability", get_args(MutabilityKind), "readWrite"),
+        returned=_choice(entry, "returned", get_args(ReturnedKind), "default"),
+        description=str(entry.get("description", description)),
+    )
+
+
+def _canonical(schema: str) -> str:
+    for known in (USER_URN, ENTERPRISE_URN, GROUP_URN):
+        if schema.lower() == known.lower():
+            return known
+    return schema
+
+
+def _boolean(entry: Mapping[str, Any], key: str) -> bool:
+    value = entry.get(key, False)
+    if not isinstance(value, bool):
+        raise _Problem(f"{key!r} must be true or false.")
+    return value
+
+
+def _optional_name(entry: Mapping[str, Any], key: str) -> str | None:
+    value = entry.get(key)
+    if value is not None and (not isinstance(value, str) or not _LDAP_NAME.match(value)):
+        raise _Problem(f"{key!r} must name an LDAP object class.")
+    return value
+
+
+def _choice(entry: Mapping[str, Any], key: str, allowed: tuple[str, ...], default: str) -> Any:
+    value = entry.get(key, default)
+    if value not in allowed:
+        raise _Problem(f"{key!r} must be one of {', '.join(allowed)}.")
+    return value
+
+
+def _schema_names(tables: Any) -> dict[str, tuple[str, str]]:
+    if not isinstance(tables, dict):
+        raise _Problem("'schema' must be written as [schema.\"<URN>\"] tables.")
+    names = {}
+    for urn, table in tables.items():
+        if not isinstance(table, dict) or set(table) - {"name", "description"}:
+            raise _Problem(f"[schema.{urn!r}] takes only 'name' and 'description'.")
+        names[urn] = (str(table.get("name", "")), str(table.get("description", "")))
+    return names

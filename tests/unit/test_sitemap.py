@@ -1,0 +1,120 @@
+"""The site mapping file: what it may say, and one clear line for what it may not."""
+
+from pathlib import Path
+
+import pytest
+
+from scim_core.backends.ldap.profiles import PROFILES
+from scim_core.backends.ldap.sitemap import load_mapping
+from scim_core.config import ConfigError
+from scim_core.schemas.attributes import DEFAULT_SCHEMAS, ENTERPRISE_URN, USER_URN
+
+ACME = "urn:example:params:scim:schemas:extension:acme:2.0:User"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "mapping"
+STRINGS = [path for path, _ in PROFILES["openldap"].strings]
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "site.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_valid_file_adds_core_enterprise_and_extension_attributes(tmp_path):
+    path = write(
+        tmp_path,
+        f'''
+[[user]]
+scim = "PREFERREDLANGUAGE"
+ldap = "preferredLanguage"
+
+[[user]]
+scim = "{ENTERPRISE_URN}:costCenter"
+ldap = "departmentNumber"
+
+[[user]]
+scim = "title"
+ldap = "description"
+
+[[user]]
+scim = "{ACME}:hired"
+ldap = "acmeHired"
+type = "dateTime"
+filter = true
+object_class = "acmePerson"
+mutability = "immutable"
+
+[schema."{ACME}"]
+name = "AcmeUser"
+description = "Acme's own"
+''',
+    )
+    mapping = load_mapping(path, STRINGS)
+    names = [(m.schema, m.name, m.type) for m in mapping.users]
+    assert names == [
+        (USER_URN, "preferredLanguage", "string"),
+        (ENTERPRISE_URN, "costCenter", "string"),
+        (USER_URN, "title", "string"),
+        (ACME, "hired", "dateTime"),
+    ]
+    hired = mapping.users[-1]
+    assert (hired.filter_name, hired.object_class, hired.mutability) == (
+        f"{ACME}:hired",
+        "acmePerson",
+        "immutable",
+    )
+    schemas = mapping.schema_set(DEFAULT_SCHEMAS)
+    user, enterprise, acme = schemas.get("User")
+    assert "preferredLanguage" in [a.name for a in user.attributes]
+    assert "costCenter" in [a.name for a in enterprise.attributes]
+    assert (acme.id, acme.name, acme.description) == (ACME, "AcmeUser", "Acme's own")
+    assert DEFAULT_SCHEMAS.get("User")[0].attribute("preferredLanguage") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ('[[user]]\nscim = "nickName"\nldap = "x"\ncolour = 1\n', "line 1: unknown key 'colour'"),
+        ('\n\n[[user]]\nscim = "nickName"\n', "line 3: 'ldap' must name"),
+        ('[[user]]\nscim = "nickName"\nldap = "two words"\n', "'ldap' must name"),
+        ('[[user]]\nldap = "x"\n', "'scim' (the SCIM attribute) is missing"),
+        ('[[user]]\nscim = "userName"\nldap = "cn"\n', "userName is mapped by the service"),
+        ('[[user]]\nscim = "emails"\nldap = "mail"\n', "emails is mapped by the service"),
+        ('[[user]]\nscim = "favouriteColour"\nldap = "x"\n', "not an RFC 7643 attribute"),
+        ('[[user]]\nscim = "name.middleName"\nldap = "x"\n', "does not name one attribute"),
+        ('[[user]]\nscim = "nickName"\nldap = "x"\ntype = "integer"\n', "has the type string"),
+        (f'[[user]]\nscim = "{ACME}:n"\nldap = "x"\ntype = "float"\n', "'type' must be one of"),
+        (f'[[user]]\nscim = "{ACME}:n"\nldap = "x"\nfilter = "yes"\n', "must be true or false"),
+        (f'[[user]]\nscim = "{ACME}:n"\nldap = "x"\nreturned = "x"\n', "'returned' must be"),
+        (
+            '[[user]]\nscim = "nickName"\nldap = "a"\n\n[[user]]\nscim = "NICKNAME"\nldap = "b"\n',
+            "line 5: nickName is mapped twice",
+        ),
+        (
+            '[[user]]\nscim = "nickName"\nldap = "a"\n\n[[user]]\nscim = "locale"\nldap = "A"\n',
+            "line 5: the LDAP attribute A holds two attributes",
+        ),
+        ('[[users]]\nscim = "nickName"\n', "unknown table 'users'"),
+        ('[[user]]\nscim = "nickName"\nldap = \n', "not valid TOML"),
+        (f'[schema."{ACME}"]\nnamed = "x"\n', "takes only 'name' and 'description'"),
+    ],
+)
+def test_a_broken_file_is_one_line_naming_file_line_and_problem(tmp_path, text, problem):
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as refused:
+        load_mapping(path, STRINGS)
+    message = str(refused.value)
+    assert message.startswith(f"SCIM_MAPPING_FILE {path}") and "\n" not in message
+    assert problem in message
+
+
+def test_a_missing_file_is_named(tmp_path):
+    with pytest.raises(ConfigError, match=r"SCIM_MAPPING_FILE .*missing\.toml: cannot be read"):
+        load_mapping(tmp_path / "missing.toml")
+
+
+@pytest.mark.parametrize("dialect", sorted(PROFILES))
+def test_the_shipped_example_of_each_directory_loads(dialect):
+    strings = [path for path, _ in PROFILES[dialect].strings]
+    mapping = load_mapping(EXAMPLES / f"{dialect}.toml", strings)
+    assert mapping.users and len({m.ldap.lower() for m in mapping.users}) == len(mapping.users)
