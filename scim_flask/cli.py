@@ -13,6 +13,7 @@ from typing import Any
 
 from gunicorn.app.base import BaseApplication
 
+from scim_core.backend import load_backend
 from scim_core.config import ConfigError
 from scim_flask.app import create_app
 from scim_flask.settings import AppSettings
@@ -57,7 +58,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", default=None, help="a gunicorn configuration file")
     args = parser.parse_args(argv)
     try:
-        AppSettings.from_environ(os.environ)
+        settings = AppSettings.from_environ(os.environ)
+        # The backend's own settings (an LDAP mapping file among them) are checked here too,
+        # so a wrong one is this one line, not a worker's traceback.
+        load_backend(settings.backend)(os.environ).close()
     except ConfigError as error:
         print(f"scim-server: configuration error: {error}", file=sys.stderr)
         return 2

@@ -118,3 +118,26 @@ def test_the_shipped_example_of_each_directory_loads(dialect):
     strings = [path for path, _ in PROFILES[dialect].strings]
     mapping = load_mapping(EXAMPLES / f"{dialect}.toml", strings)
     assert mapping.users and len({m.ldap.lower() for m in mapping.users}) == len(mapping.users)
+
+
+def test_scim_server_stops_with_the_one_line_before_any_worker(tmp_path, monkeypatch, capsys):
+    from scim_flask import cli
+
+    path = write(tmp_path, '[[user]]\nscim = "nickName"\nldap = "nick"\nfilter = 1\n')
+    environment = {
+        "SCIM_LDAP_URL": "ldap://127.0.0.1:1",
+        "SCIM_LDAP_BIND_DN": "cn=scim,dc=example,dc=org",
+        "SCIM_LDAP_BIND_PASSWORD": "not-used",
+        "SCIM_LDAP_USERS_BASE": "ou=people,dc=example,dc=org",
+        "SCIM_LDAP_GROUPS_BASE": "ou=groups,dc=example,dc=org",
+        "SCIM_TOKENS_SHA256": "idp=" + "0" * 64,
+        "SCIM_MAPPING_FILE": str(path),
+    }
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    assert cli.main([]) == 2
+    error = capsys.readouterr().err
+    assert error == (
+        f"scim-server: configuration error: SCIM_MAPPING_FILE {path}, line 1: "
+        "'filter' must be true or false.\n"
+    )
