@@ -23,7 +23,9 @@ compares their signatures with a checked-in snapshot. They fall into these group
   :data:`DEFAULT_SCHEMAS`), which the service then advertises and understands;
 - errors: :class:`ScimError` and one subclass per RFC 7644 §3.12 error;
 - observation: :func:`add_directory_observer` (a :data:`DirectoryObserver` sees each directory
-  operation a backend reports with :func:`directory_operation`) and :data:`DRY_RUN_HEADER`,
+  operation a backend reports with :func:`directory_operation`),
+  :func:`add_dropped_attribute_observer` (a :data:`DroppedAttributeObserver` sees each attribute
+  a client wrote that nothing stores) and :data:`DRY_RUN_HEADER`,
   which marks the answers of a backend that plans its writes instead of making them;
 - building blocks: :func:`parse_filter` (and the :data:`Filter` AST), :func:`apply_patch`, and
   the userName normalization hook (:data:`Normalizer`, :func:`normalize_username`).
@@ -62,7 +64,13 @@ from scim_core.filter import Filter, parse_filter
 from scim_core.filter.policy import DEFAULT_POLICY, FilterPolicy
 from scim_core.messages import SCIM_MEDIA_TYPE, ScimRequest, ScimResponse
 from scim_core.normalize import Normalizer, normalize_username
-from scim_core.observe import DirectoryObserver, add_directory_observer, directory_operation
+from scim_core.observe import (
+    DirectoryObserver,
+    DroppedAttributeObserver,
+    add_directory_observer,
+    add_dropped_attribute_observer,
+    directory_operation,
+)
 from scim_core.patch import apply_patch
 from scim_core.schemas.attributes import DEFAULT_SCHEMAS, SchemaSet
 from scim_core.secret import Secret
@@ -83,6 +91,7 @@ __all__ = [
     "DirectoryObserver",
     "DirectoryRefused",
     "DirectoryUnavailable",
+    "DroppedAttributeObserver",
     "Filter",
     "FilterPolicy",
     "Forbidden",
@@ -118,6 +127,7 @@ __all__ = [
     "VersionConflict",
     "__version__",
     "add_directory_observer",
+    "add_dropped_attribute_observer",
     "apply_patch",
     "directory_operation",
     "error_response",

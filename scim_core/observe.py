@@ -1,4 +1,5 @@
-"""What the backends report about their directory operations, for whoever counts them.
+"""What the core and the backends report, for whoever counts it: directory operations, and
+attributes a client writes that nothing stores.
 
 The core counts nothing itself and imports no metrics library: an adapter (``scim_flask``'s
 Prometheus metrics, another team's StatsD) registers an observer, and a backend reports each
@@ -8,11 +9,31 @@ one clock read per operation.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-__all__ = ["DirectoryObserver", "add_directory_observer", "directory_operation"]
+__all__ = [
+    "DirectoryObserver",
+    "DroppedAttributeObserver",
+    "add_directory_observer",
+    "add_dropped_attribute_observer",
+    "directory_operation",
+    "dropped_attribute",
+]
+
+log = logging.getLogger("scim.attributes")
+
+DroppedAttributeObserver = Callable[[str, str], None]
+"""Called once per attribute a client wrote that nothing stores, with the resource type and the
+attribute's name: a lower-case RFC 7643 name (``phonenumbers``, ``name.middlename``), or
+``other`` for any name the specification does not define (client text never becomes a label)."""
+
+#: Names logged by this process so far: each once, and at most this many (client text).
+_LOGGED_AT_MOST = 256
+_logged: set[tuple[str, str]] = set()
+_dropped_observers: list[DroppedAttributeObserver] = []
 
 DirectoryObserver = Callable[[str, str, float], None]
 """Called once per directory operation with its kind (``search``, ``modify``, ``add``,
@@ -33,6 +54,37 @@ def add_directory_observer(observer: DirectoryObserver) -> Callable[[], None]:
             _observers.remove(observer)
 
     return remove
+
+
+def add_dropped_attribute_observer(observer: DroppedAttributeObserver) -> Callable[[], None]:
+    """Register ``observer`` for every attribute dropped in this process; returns a function
+    that removes it again."""
+    if observer not in _dropped_observers:
+        _dropped_observers.append(observer)
+
+    def remove() -> None:
+        if observer in _dropped_observers:
+            _dropped_observers.remove(observer)
+
+    return remove
+
+
+def dropped_attribute(resource_type: str, name: str, *, standard: bool) -> None:
+    """Report that a client wrote the attribute ``name`` of a ``resource_type`` and nothing
+    stores it (it was skipped). The first time a process sees a name it logs it at INFO (the
+    name only, never a value), so an admin sees what the identity provider sends and the
+    directory loses; observers count it.
+
+    :param standard: ``name`` is an RFC 7643 attribute (then it is its own label).
+    """
+    shown = name.lower()[:64]
+    key = (resource_type, shown)
+    if key not in _logged and len(_logged) < _LOGGED_AT_MOST:
+        _logged.add(key)
+        log.info("%s attribute %r is not stored here; skipped (logged once)", resource_type, shown)
+    label = shown if standard else "other"
+    for observer in tuple(_dropped_observers):
+        observer(resource_type, label)
 
 
 @contextmanager

@@ -62,6 +62,7 @@ from scim_core.errors import (
 from scim_core.filter.ast import And, Compare, Filter
 from scim_core.filter.evaluate import evaluate
 from scim_core.filter.parser import parse_path
+from scim_core.observe import dropped_attribute
 from scim_core.schemas.attributes import (
     DEFAULT_SCHEMAS,
     ENTERPRISE_URN,
@@ -217,6 +218,24 @@ _UNSTORED_USER = frozenset(
 )
 
 
+def _report_dropped(name: str, resource_type: str, schemas: SchemaSet) -> None:
+    """Report a written attribute nothing stores (its name: schema, filter and value left out);
+    read-only keys and the schema list are not attributes a client loses."""
+    text = name.split("[", 1)[0]
+    urns = [s.id for s in (*schemas.get("User"), *DEFAULT_SCHEMAS.get("User"))]
+    schema = next((u for u in urns if text.lower().startswith(u.lower() + ":")), None)
+    if schema is not None:
+        text = text[len(schema) + 1 :]
+    elif text.lower().startswith("urn:"):
+        schema = text  # an extension this service does not know, as a whole
+        text = text.rsplit(":", 1)[-1]
+    top, _, sub = text.partition(".")
+    if top.lower() in _READ_ONLY_KEYS or not top:
+        return
+    standard = resource_type == "User" and _is_unstored_standard(schema, top, sub or None)
+    dropped_attribute(resource_type, text, standard=standard)
+
+
 class _Unstored(Exception):
     """A PATCH path names a standard attribute the service does not keep; skip it."""
 
@@ -291,7 +310,10 @@ def _object_targets(
             pairs = [(str(key), item)]
         for name, attribute_value in pairs:
             ref = resolve(name, resource_type, schemas)
-            if ref is None or ref.definition.mutability == "readOnly":
+            if ref is None:
+                _report_dropped(name, resource_type, schemas)
+                continue
+            if ref.definition.mutability == "readOnly":
                 continue
             if ref.definition.mutability != "immutable" or op == "add":
                 yield _target(ref), attribute_value
@@ -679,7 +701,7 @@ def apply_patch(
             try:
                 targets = [(_path_target(path.strip(), op, resource_type, schemas), value)]
             except _Unstored:
-                log.debug("PATCH operation %d names an attribute not stored here; skipped", index)
+                _report_dropped(path.strip(), resource_type, schemas)
                 continue
         elif op == "remove":
             raise NoTarget(f"PATCH operation {index} (remove) has no path.")

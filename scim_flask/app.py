@@ -29,7 +29,7 @@ from scim_core.errors import (
     UnsupportedMediaType,
 )
 from scim_core.messages import SCIM_MEDIA_TYPE, ScimRequest, ScimResponse
-from scim_core.observe import add_directory_observer
+from scim_core.observe import add_directory_observer, add_dropped_attribute_observer
 from scim_core.service import ScimService, error_response
 from scim_flask import metrics
 from scim_flask.logs import configure_logging
@@ -114,6 +114,7 @@ class ScimExtension:
         backend = self._backend or load_backend(settings.backend)(os.environ)
         service = ScimService(backend, settings.service)
         add_directory_observer(metrics.observe_directory_operation)
+        add_dropped_attribute_observer(metrics.observe_dropped_attribute)
         limiter = TokenBuckets(settings.rate_limit) if settings.rate_limit else None
         failures = (
             TokenBuckets(

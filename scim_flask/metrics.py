@@ -6,7 +6,8 @@ samples there and ``/metrics`` adds them up, so one scrape sees the whole server
 answers it. Without it (an app embedded in a single process) the process's own registry is used.
 
 Labels are bounded: the route is a template (``/Users/{id}``, never an id), the principal is a
-configured token name or a JWT's principal claim, and refusals have a fixed set of reasons.
+configured token name or a JWT's principal claim, refusals have a fixed set of reasons, and a
+dropped attribute is named only when RFC 7643 defines it.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from prometheus_client import (
 __all__ = [
     "CONTENT_TYPE",
     "observe_directory_operation",
+    "observe_dropped_attribute",
     "observe_readiness",
     "observe_request",
     "refused",
@@ -62,6 +64,12 @@ DIRECTORY_LATENCY = Histogram(
     "Time from sending a directory operation to its answer.",
     ["kind"],
     buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10),
+)
+DROPPED_ATTRIBUTES = Counter(
+    "scim_dropped_attributes_total",
+    "Attributes clients wrote that nothing stores (skipped), by resource type and RFC 7643 "
+    "name (any other name counts as other).",
+    ["resource_type", "attribute"],
 )
 DIRECTORY_READY = Gauge(
     "scim_directory_ready",
@@ -105,6 +113,12 @@ def observe_directory_operation(kind: str, outcome: str, seconds: float) -> None
     """Count one directory operation and its duration (a :mod:`scim_core.observe` observer)."""
     DIRECTORY_OPERATIONS.labels(kind, outcome).inc()
     DIRECTORY_LATENCY.labels(kind).observe(seconds)
+
+
+def observe_dropped_attribute(resource_type: str, attribute: str) -> None:
+    """Count one attribute a client wrote that nothing stores (a :mod:`scim_core.observe`
+    observer; the name is an RFC 7643 one or ``other``)."""
+    DROPPED_ATTRIBUTES.labels(resource_type, attribute).inc()
 
 
 def observe_readiness(ready: bool) -> None:

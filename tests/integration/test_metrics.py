@@ -165,7 +165,38 @@ def test_directory_operations_are_counted_by_kind_and_outcome(
     assert sum(v for labels, v in timed) == sum(operations.values())
 
 
-def post_user(port: int, name: str) -> int:
+def test_dropped_attributes_are_counted_by_rfc_name_across_the_workers(port: int) -> None:
+    """Attributes nothing stores are skipped and counted: an RFC 7643 name as itself (in a
+    body, under the enterprise URN, in a PATCH path), anything else as ``other``."""
+    status, text = get(port, "/metrics")
+    before = Counter[tuple[str, str]]()
+    for labels, value in samples(text.decode(), "scim_dropped_attributes_total"):
+        before[labels["resource_type"], labels["attribute"]] += int(value)
+    extra = {
+        "nickName": "Babs",
+        "phoneNumbers": [{"type": "work", "value": "+41 44 000 00 00"}],
+        "favouriteColour": "green",
+        "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User": {"costCenter": "4130"},
+    }
+    for number in range(6):
+        assert post_user(port, f"dropped-{number}", **extra) == 201
+    status, text = get(port, "/metrics")
+    assert status == 200
+    after = Counter[tuple[str, str]]()
+    for labels, value in samples(text.decode(), "scim_dropped_attributes_total"):
+        after[labels["resource_type"], labels["attribute"]] += int(value)
+    counted = after - before
+    assert counted == Counter(
+        {
+            ("User", "nickname"): 6,
+            ("User", "phonenumbers"): 6,
+            ("User", "costcenter"): 6,
+            ("User", "other"): 6,
+        }
+    ), counted
+
+
+def post_user(port: int, name: str, **extra: object) -> int:
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     body = json.dumps(
         {
@@ -173,6 +204,7 @@ def post_user(port: int, name: str) -> int:
             "userName": name,
             "name": {"givenName": "G", "familyName": "F"},
             "emails": [{"value": f"{name}@example.org", "primary": True}],
+            **extra,
         }
     )
     headers = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/scim+json"}
