@@ -32,6 +32,7 @@ __all__ = [
     "SCHEMAS_BY_RESOURCE_TYPE",
     "SCHEMA_URN",
     "STANDARD_USER_ATTRIBUTES",
+    "STANDARD_USER_ELEMENTS",
     "USER_SCHEMA",
     "USER_URN",
     "AttrRef",
@@ -45,6 +46,7 @@ __all__ = [
     "coerce",
     "resolve",
     "to_schema_json",
+    "typed_elements",
 ]
 
 USER_URN = "urn:ietf:params:scim:schemas:core:2.0:User"
@@ -355,6 +357,47 @@ STANDARD_USER_ATTRIBUTES: Mapping[str, tuple[Attribute, ...]] = {
         _string("department", "The name of a department."),
     ),
 }
+
+
+def _sub(name: str, description: str) -> Attribute:
+    return Attribute(name, "string", description=description)
+
+
+#: Multi-valued attributes of RFC 7643 §4.1.2 a mapping may store element by element (one LDAP
+#: attribute per ``type`` and sub-attribute): name -> the sub-attributes a mapping may use.
+STANDARD_USER_ELEMENTS: Mapping[str, tuple[Attribute, ...]] = {
+    "phoneNumbers": (_sub("value", "The phone number, in RFC 3966 form where possible."),),
+    "addresses": (
+        _sub("formatted", "The full mailing address, for display or mailing labels."),
+        _sub("streetAddress", "The street address, house number and street name."),
+        _sub("locality", "The city or locality."),
+        _sub("region", "The state or region."),
+        _sub("postalCode", "The zip code or postal code."),
+        _sub("country", "The country name, in ISO 3166-1 alpha-2 code form."),
+    ),
+}
+
+
+def typed_elements(name: str, subs: tuple[str, ...], types: tuple[str, ...]) -> Attribute:
+    """The definition of a multi-valued attribute stored element by element: the mapped
+    sub-attributes and ``type`` (whose canonical values are the mapped types); nothing else,
+    since nothing else is kept."""
+    known = {a.name: a for a in STANDARD_USER_ELEMENTS[name]}
+    return Attribute(
+        name,
+        "complex",
+        multi_valued=True,
+        description=f"The user's {name}, one per type.",
+        sub_attributes=(
+            *(known[s] for s in subs),
+            Attribute(
+                "type",
+                "string",
+                canonical_values=types,
+                description="A label indicating the attribute's function.",
+            ),
+        ),
+    )
 
 
 @dataclass(frozen=True, eq=False)

@@ -922,8 +922,9 @@ name = "AcmeUser"
 
 
 def test_the_shipped_mapping_example_round_trips_every_attribute(directory, directory_backend):
-    """examples/mapping/<directory>.toml: every attribute it maps is written, stored in its
-    LDAP attribute, returned as sent, and cleared with "" on this directory."""
+    """examples/mapping/<directory>.toml: every attribute it maps (singular ones and the
+    typed elements of phoneNumbers and addresses) is written, stored in its LDAP attribute,
+    returned as sent, and cleared with "" on this directory."""
     import dataclasses
     from pathlib import Path
 
@@ -936,15 +937,40 @@ def test_the_shipped_mapping_example_round_trips_every_attribute(directory, dire
     backend = LdapBackend(dataclasses.replace(directory_backend.settings, mapping=mapping))
     http = TimedHttp(make_app(backend, TOKEN).test_client(), TOKEN)
     token = uuid.uuid4().hex[:6]
-    # Short values: AD's attributes have ranges (employeeID holds 16 characters).
-    values = {
-        m: f"https://example.org/{token}" if m.name == "profileUrl" else f"{m.name[:7]}{token}"
-        for m in mapping.users
-    }
+
+    def value_of(attribute) -> str:
+        # Short values: AD's attributes have ranges (employeeID: 16 characters, c: 2).
+        if attribute.name == "profileUrl":
+            return f"https://example.org/{token}"
+        if attribute.sub == "country":
+            return "CH"
+        if attribute.name == "phoneNumbers":  # a number per type: equal values are one
+            kind = ["work", "mobile", "fax"].index(str(attribute.element_type))
+            return f"+41 4{kind} {int(token, 16) % 10**6:06d}"
+        return f"{(attribute.sub or attribute.name)[:7]}{token}"
+
+    def holder_of(resource, attribute, *, create=False):
+        if attribute.element_type is not None:
+            elements = (
+                resource.setdefault(attribute.name, [])
+                if create
+                else resource.get(attribute.name, [])
+            )
+            for element in elements:
+                if element.get("type") == attribute.element_type:
+                    return element
+            if not create:
+                raise AssertionError(f"no {attribute.filter_name} in {resource}")
+            elements.append({"type": attribute.element_type})
+            return elements[-1]
+        if len(attribute.path) == 1:
+            return resource
+        return resource.setdefault(attribute.schema, {}) if create else resource[attribute.schema]
+
+    values = {m: value_of(m) for m in mapping.users}
     body: dict[str, Any] = {}
     for attribute, value in values.items():
-        holder = body if len(attribute.path) == 1 else body.setdefault(attribute.schema, {})
-        holder[attribute.name] = value
+        holder_of(body, attribute, create=True)[attribute.sub or attribute.name] = value
     try:
         user = new_user(http, **body)
         fetched = body_of(http("GET", "/Users/" + user["id"]))
@@ -953,8 +979,7 @@ def test_the_shipped_mapping_example_round_trips_every_attribute(directory, dire
         )[0][0]["attributes"]
         for attribute, value in values.items():
             for got in (user, fetched):
-                holder = got if len(attribute.path) == 1 else got[attribute.schema]
-                assert holder[attribute.name] == value, attribute
+                assert holder_of(got, attribute)[attribute.sub or attribute.name] == value
             assert entry[attribute.ldap] == [value], attribute
         clear = [
             {"op": "replace", "path": attribute.filter_name, "value": ""} for attribute in values
@@ -966,6 +991,6 @@ def test_the_shipped_mapping_example_round_trips_every_attribute(directory, dire
         )[0][0]["attributes"]
         assert not any(entry.get(m.ldap) for m in values), entry
         left = body_of(http("GET", "/Users/" + user["id"]))
-        assert not any(a.name in left.get(a.schema, left) for a in values)
+        assert not any(a.name in left.get(a.schema, left) for a in values), left
     finally:
         backend.close()

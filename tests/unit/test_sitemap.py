@@ -108,6 +108,54 @@ def test_a_broken_file_is_one_line_naming_file_line_and_problem(tmp_path, text, 
     assert problem in message
 
 
+def test_elements_of_phone_numbers_and_addresses_map_by_type(tmp_path):
+    path = write(
+        tmp_path,
+        """
+[[user]]
+scim = 'phoneNumbers[type eq "work"].value'
+ldap = "telephoneNumber"
+
+[[user]]
+scim = 'PHONENUMBERS[TYPE EQ "mobile"].VALUE'
+ldap = "mobile"
+
+[[user]]
+scim = 'addresses[type eq "work"].postalCode'
+ldap = "postalCode"
+""",
+    )
+    mapping = load_mapping(path, STRINGS)
+    assert [(m.name, m.element_type, m.sub) for m in mapping.users] == [
+        ("phoneNumbers", "work", "value"),
+        ("phoneNumbers", "mobile", "value"),
+        ("addresses", "work", "postalCode"),
+    ]
+    assert mapping.users[1].filter_name == 'phoneNumbers[type eq "mobile"].value'
+    user = mapping.schema_set(DEFAULT_SCHEMAS).get("User")[0]
+    phones = user.attribute("phoneNumbers")
+    assert phones is not None and phones.multi_valued
+    assert [s.name for s in phones.sub_attributes] == ["value", "type"]
+    assert phones.sub_attributes[1].canonical_values == ("work", "mobile")
+    addresses = user.attribute("addresses")
+    assert addresses is not None
+    assert [s.name for s in addresses.sub_attributes] == ["postalCode", "type"]
+
+
+@pytest.mark.parametrize(
+    ("entry", "problem"),
+    [
+        ("scim = 'ims[type eq \"work\"].value'", "only phoneNumbers and addresses"),
+        ("scim = 'addresses[type eq \"work\"].street'", "not 'street'"),
+        ("scim = 'phoneNumbers[type eq \"work\"].value'\nfilter = true", "cannot be filtered"),
+    ],
+)
+def test_a_wrong_element_is_named(tmp_path, entry, problem):
+    path = write(tmp_path, f'[[user]]\n{entry}\nldap = "x"\n')
+    with pytest.raises(ConfigError, match="line 1: .*" + problem):
+        load_mapping(path, STRINGS)
+
+
 def test_a_missing_file_is_named(tmp_path):
     with pytest.raises(ConfigError, match=r"SCIM_MAPPING_FILE .*missing\.toml: cannot be read"):
         load_mapping(tmp_path / "missing.toml")

@@ -428,6 +428,7 @@ class LdapBackend:
         for scim_name in wanted:
             names += _PROJECTED.get(scim_name, ())
             names += [ldap for path, ldap in self.users.strings if path[0].lower() == scim_name]
+            names += [m.ldap for m in self.users.mapped if m.path[0].lower() == scim_name]
             if scim_name == "active":
                 names += self.profile.lock_attributes
             elif scim_name == "externalid" and self.settings.external_id_attribute:

@@ -125,6 +125,22 @@ _FROM_LDAP: Mapping[str, Callable[[Any], Any]] = {
 }
 
 
+def _element_of(
+    elements: list[dict[str, Any]], mapped: MappedAttribute, *, create: bool
+) -> dict[str, Any] | None:
+    """The element of ``mapped``'s type (case aside; the first one if a client sent several),
+    made when ``create`` and there is none."""
+    wanted = str(mapped.element_type).casefold()
+    for element in elements:
+        if isinstance(element, dict) and str(element.get("type", "")).casefold() == wanted:
+            return element
+    if not create:
+        return None
+    element = {"type": mapped.element_type}
+    elements.append(element)
+    return element
+
+
 def _get(resource: Mapping[str, Any], path: Sequence[str]) -> Any:
     current: Any = resource
     for key in path:
@@ -174,7 +190,11 @@ class UserMapping:
         profile's (where the site's mapping holds one elsewhere, there) and the site's."""
         formatted = self.profile.formatted_name
         named = ((("name", "formatted"), formatted),) if formatted else ()
-        site = {_folded_path(m.path): m for m in self.mapped if m.type in _TEXT_TYPES}
+        site = {
+            _folded_path(m.path): m
+            for m in self.mapped
+            if m.type in _TEXT_TYPES and m.element_type is None
+        }
         own = [
             (path, site.pop(_folded_path(path)).ldap if _folded_path(path) in site else ldap)
             for path, ldap in (*self.profile.strings, *named)
@@ -185,6 +205,11 @@ class UserMapping:
     def typed(self) -> tuple[MappedAttribute, ...]:
         """The site's attributes of another type than string (converted both ways)."""
         return tuple(m for m in self.mapped if m.type not in _TEXT_TYPES)
+
+    @property
+    def elements(self) -> tuple[MappedAttribute, ...]:
+        """The site's elements of multi-valued attributes, one type and sub-attribute each."""
+        return tuple(m for m in self.mapped if m.element_type is not None)
 
     # ----------------------------------------------------------------- userName
 
@@ -270,6 +295,7 @@ class UserMapping:
             *self.user_name_attributes,
             *(ldap for _, ldap in self.strings),
             *(m.ldap for m in self.typed),
+            *(m.ldap for m in self.elements),
             "mail",
             "manager",
             *self.profile.lock_attributes,
@@ -323,6 +349,12 @@ class UserMapping:
             converted = None if raw is None else _FROM_LDAP[mapped.type](raw)
             if converted is not None:
                 _set(resource, mapped.path, converted)
+        for mapped in self.elements:
+            raw = first(attributes, mapped.ldap)
+            if raw is not None:
+                element = _element_of(resource.setdefault(mapped.name, []), mapped, create=True)
+                if element is not None:
+                    element[str(mapped.sub)] = str(raw)
         mails = all_values(attributes, "mail")
         if mails:
             # mail has no "primary": the first value is the primary address, unless the flag
@@ -369,6 +401,10 @@ class UserMapping:
         for mapped in self.typed:
             value = _get(resource, mapped.path)
             values[mapped.ldap] = [] if value is None else [_TO_LDAP[mapped.type](value)]
+        for mapped in self.elements:
+            element = _element_of(resource.get(mapped.name) or [], mapped, create=False)
+            value = element.get(str(mapped.sub)) if element is not None else None
+            values[mapped.ldap] = [str(value)] if value not in (None, "") else []
         if "cn" in values and not values["cn"]:
             given = _get(resource, ("name", "givenName")) or ""
             family = _get(resource, ("name", "familyName")) or ""

@@ -12,6 +12,10 @@ One ``[[user]]`` table per attribute::
     ldap = "departmentNumber"              # ... or enterprise User
 
     [[user]]
+    scim = 'phoneNumbers[type eq "work"].value'   # one element of a multi-valued attribute
+    ldap = "telephoneNumber"               # (phoneNumbers, addresses), by type
+
+    [[user]]
     scim = "urn:example:params:scim:schemas:extension:acme:2.0:User:badgeNumber"
     ldap = "employeeType"                  # ... or the site's own extension schema
     type = "string"                        # string (default), boolean, integer, dateTime
@@ -43,12 +47,14 @@ from scim_core.schemas.attributes import (
     ENTERPRISE_URN,
     GROUP_URN,
     STANDARD_USER_ATTRIBUTES,
+    STANDARD_USER_ELEMENTS,
     USER_URN,
     Attribute,
     AttrType,
     MutabilityKind,
     ReturnedKind,
     SchemaSet,
+    typed_elements,
 )
 
 __all__ = ["MappedAttribute", "SiteMapping", "load_mapping"]
@@ -61,6 +67,10 @@ _KEYS: Final = frozenset(
 _LDAP_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9-]*$")
 _ATTRIBUTE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")  # RFC 7643 §2.1 ATTRNAME
 _USER_HEADER = re.compile(r"^\s*\[\[\s*user\s*\]\]")
+_ELEMENT = re.compile(
+    r'^(?P<name>[A-Za-z]+)\[\s*type\s+eq\s+"(?P<type>[^"]+)"\s*\]\.(?P<sub>[A-Za-z]+)$',
+    re.IGNORECASE,
+)
 #: Attributes the service maps itself (the profile): a site file may re-map only plain strings.
 _OWN = frozenset({"id", "externalid", "username", "name", "emails", "active", "password", "meta"})
 
@@ -78,6 +88,9 @@ class MappedAttribute:
     :param mutability: RFC 7643 §7 mutability.
     :param returned: RFC 7643 §7 returned.
     :param description: shown in ``/Schemas``.
+    :param element_type: for one element of a multi-valued attribute (``phoneNumbers``,
+        ``addresses``): the ``type`` it has (``work``), with ``sub`` the sub-attribute held.
+    :param sub: that sub-attribute (``value``, ``streetAddress``).
     """
 
     schema: str
@@ -89,6 +102,8 @@ class MappedAttribute:
     mutability: MutabilityKind = "readWrite"
     returned: ReturnedKind = "default"
     description: str = ""
+    element_type: str | None = None
+    sub: str | None = None
 
     @property
     def path(self) -> tuple[str, ...]:
@@ -98,7 +113,10 @@ class MappedAttribute:
 
     @property
     def filter_name(self) -> str:
-        """The name a filter compares it by (core: plain; an extension: URN-qualified)."""
+        """The name a filter or a PATCH path gives it (core: plain; an extension:
+        URN-qualified; an element: ``phoneNumbers[type eq "work"].value``)."""
+        if self.element_type is not None:
+            return f'{self.name}[type eq "{self.element_type}"].{self.sub}'
         return self.name if self.schema == USER_URN else f"{self.schema}:{self.name}"
 
     def definition(self) -> Attribute:
@@ -126,7 +144,12 @@ class SiteMapping:
     def schema_set(self, base: SchemaSet) -> SchemaSet:
         """``base`` with every mapped attribute in its schema (a new extension where needed)."""
         result = base
+        elements: dict[str, tuple[dict[str, None], dict[str, None]]] = {}
         for attribute in self.users:
+            if attribute.element_type is not None:
+                subs, types = elements.setdefault(attribute.name, ({}, {}))
+                subs[str(attribute.sub)] = types[attribute.element_type] = None
+                continue
             name, description = self.schema_names.get(attribute.schema, ("", ""))
             if not name:
                 name = _default_schema_name(attribute.schema)
@@ -137,6 +160,9 @@ class SiteMapping:
                 name=name,
                 description=description,
             )
+        for name, (subs, types) in elements.items():
+            definition = typed_elements(name, tuple(subs), tuple(types))
+            result = result.with_attributes("User", USER_URN, (definition,))
         return result
 
 
@@ -198,7 +224,7 @@ def _checked(
             attribute = _attribute(entry, restored)
         except _Problem as problem:
             raise _Problem(str(problem), line) from None
-        scim_key = f"{attribute.schema}:{attribute.name}".lower()
+        scim_key = f"{attribute.schema}:{attribute.filter_name}".lower()
         if scim_key in seen_scim:
             raise _Problem(f"{attribute.filter_name} is mapped twice.", line)
         if attribute.ldap.lower() in seen_ldap:
@@ -220,6 +246,9 @@ def _attribute(entry: Any, stored: set[tuple[str, ...]]) -> MappedAttribute:
         raise _Problem("'scim' (the SCIM attribute) is missing or not a string.")
     if not isinstance(ldap, str) or not _LDAP_NAME.match(ldap):
         raise _Problem("'ldap' must name an LDAP attribute (letters, digits, '-').")
+    element = _ELEMENT.match(scim.strip())
+    if element is not None:
+        return _element(entry, element)
     schema, _, name = scim.strip().rpartition(":")
     schema = schema or USER_URN
     if not _ATTRIBUTE_NAME.match(name):
@@ -256,6 +285,30 @@ def _attribute(entry: Any, stored: set[tuple[str, ...]]) -> MappedAttribute:
         mutability=_choice(entry, "mutability", get_args(MutabilityKind), "readWrite"),
         returned=_choice(entry, "returned", get_args(ReturnedKind), "default"),
         description=str(entry.get("description", description)),
+    )
+
+
+def _element(entry: Mapping[str, Any], match: re.Match[str]) -> MappedAttribute:
+    """``phoneNumbers[type eq "work"].value``: one LDAP attribute per type and sub-attribute."""
+    names = {n.lower(): n for n in STANDARD_USER_ELEMENTS}
+    name = names.get(match["name"].lower())
+    if name is None:
+        raise _Problem(
+            f"only {' and '.join(STANDARD_USER_ELEMENTS)} are mapped element by element."
+        )
+    subs = {a.name.lower(): a.name for a in STANDARD_USER_ELEMENTS[name]}
+    sub = subs.get(match["sub"].lower())
+    if sub is None:
+        raise _Problem(f"{name} elements map {', '.join(subs.values())}, not {match['sub']!r}.")
+    if entry.get("filter") or entry.get("type", "string") != "string":
+        raise _Problem(f"an element of {name} is a string and cannot be filtered.")
+    return MappedAttribute(
+        schema=USER_URN,
+        name=name,
+        ldap=str(entry["ldap"]),
+        object_class=_optional_name(entry, "object_class"),
+        element_type=match["type"],
+        sub=sub,
     )
 
 
