@@ -415,7 +415,7 @@ class ScimService:
         from scim_core import __version__
         from scim_core.schemas.openapi import openapi_document
 
-        body = openapi_document(request.base_url, __version__)
+        body = openapi_document(request.base_url, __version__, self.schemas)
         return ScimResponse(200, body, {"Content-Type": "application/json"})
 
     # ------------------------------------------------------------------ users

@@ -22,8 +22,14 @@ from apispec import APISpec
 from apispec.ext.marshmallow import MarshmallowPlugin
 from marshmallow import EXCLUDE, INCLUDE, RAISE, Schema, fields, validate
 
-from scim_core.schemas.attributes import ENTERPRISE_URN
-from scim_core.schemas.resources import EmailSchema, GroupSchema, UserNameField, UserSchema
+from scim_core.schemas.attributes import DEFAULT_SCHEMAS, ENTERPRISE_URN, Attribute, SchemaSet
+from scim_core.schemas.resources import (
+    EmailSchema,
+    GroupSchema,
+    UserNameField,
+    UserSchema,
+    mapped_attributes,
+)
 
 __all__ = [
     "ErrorSchema",
@@ -442,14 +448,58 @@ def _schema_name(schema: type[Schema] | Schema) -> str:
     return cls.__name__.strip("_").removesuffix("Schema")
 
 
+_JSON_TYPES: dict[str, dict[str, Any]] = {
+    "string": {"type": "string"},
+    "reference": {"type": "string", "format": "uri"},
+    "boolean": {"type": "boolean"},
+    "integer": {"type": "integer"},
+    "dateTime": {"type": "string", "format": "date-time"},
+}
+
+
+def _json_schema(attribute: Attribute) -> dict[str, Any]:
+    """An attribute definition as a JSON schema (a complex one as an object of its subs)."""
+    if attribute.type == "complex":
+        shape: dict[str, Any] = {
+            "type": "object",
+            "properties": {s.name: _json_schema(s) for s in attribute.sub_attributes},
+            "additionalProperties": False,
+        }
+    else:
+        shape = dict(_JSON_TYPES[attribute.type])
+    if attribute.canonical_values:
+        shape["description"] = "One of: " + ", ".join(attribute.canonical_values) + "."
+    return {"type": "array", "items": shape} if attribute.multi_valued else shape
+
+
+def _add_mapped(document: dict[str, Any], schemas: SchemaSet) -> None:
+    """The User request and response shapes with the attributes a backend's mapping adds."""
+    components = document["components"]["schemas"]
+    for urn, attribute in mapped_attributes(schemas):
+        for component in ("User", "UserRequest"):
+            properties = components[component]["properties"]
+            if urn is None:
+                properties[attribute.name] = _json_schema(attribute)
+                continue
+            extension = properties.setdefault(
+                urn, {"type": "object", "properties": {}, "additionalProperties": False}
+            )
+            if "$ref" in extension:  # the enterprise extension: a named component
+                extension = components[extension["$ref"].rsplit("/", 1)[-1]]
+            extension["properties"][attribute.name] = _json_schema(attribute)
+
+
 @functools.lru_cache(maxsize=8)
-def openapi_document(base_url: str, version: str = "") -> dict[str, Any]:
+def openapi_document(
+    base_url: str, version: str = "", schemas: SchemaSet = DEFAULT_SCHEMAS
+) -> dict[str, Any]:
     """The OpenAPI 3 document of the API rooted at ``base_url`` (``.../scim/v2``).
 
     Every path requires a bearer token, this document's own included.
 
     :param base_url: the absolute URL of the SCIM root, the document's only server.
     :param version: the service's version, shown as ``info.version``.
+    :param schemas: what the backend stores (its mapping may add User attributes).
     :returns: a JSON-ready dictionary; cached per base URL, so callers must not change it.
     """
     spec = APISpec(
@@ -471,4 +521,6 @@ def openapi_document(base_url: str, version: str = "") -> dict[str, Any]:
         parameters = operations.pop("parameters", None)
         spec.path(path=path, operations=operations, parameters=parameters)
     document: dict[str, Any] = spec.to_dict()
+    if schemas is not DEFAULT_SCHEMAS:
+        _add_mapped(document, schemas)
     return document

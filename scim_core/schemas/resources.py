@@ -32,6 +32,7 @@ __all__ = [
     "UserNameField",
     "UserSchema",
     "group_name_problem",
+    "mapped_attributes",
     "validate_group",
     "validate_user",
 ]
@@ -222,8 +223,10 @@ def _load(schema: Schema, resource: dict[str, Any], kind: str) -> dict[str, Any]
     return schema.dump(loaded)  # type: ignore[no-any-return]
 
 
-def _mapped(schemas: SchemaSet) -> list[tuple[str | None, Attribute]]:
-    """(extension URN or ``None`` for the core, attribute) a mapping adds to the defaults."""
+def mapped_attributes(schemas: SchemaSet) -> list[tuple[str | None, Attribute]]:
+    """(extension URN, or ``None`` for the core User schema; attribute) of every User
+    attribute ``schemas`` holds beyond :data:`~scim_core.schemas.attributes.DEFAULT_SCHEMAS`
+    (what a backend's mapping adds)."""
     known = {
         (schema.id.lower(), a.name.lower())
         for schema in DEFAULT_SCHEMAS.get("User")
@@ -240,7 +243,7 @@ def _mapped(schemas: SchemaSet) -> list[tuple[str | None, Attribute]]:
 def _carry_mapped(resource: dict[str, Any], checked: dict[str, Any], schemas: SchemaSet) -> None:
     """Copy the attributes a mapping adds (typed by the PATCH engine already) into ``checked``,
     refusing text longer than the directory attributes commonly hold."""
-    for urn, attribute in _mapped(schemas):
+    for urn, attribute in mapped_attributes(schemas):
         holder = resource if urn is None else resource.get(urn)
         if not isinstance(holder, dict) or holder.get(attribute.name) is None:
             continue

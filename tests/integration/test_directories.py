@@ -912,6 +912,12 @@ name = "AcmeUser"
         assert "preferredLanguage" in [a["name"] for a in core["attributes"]]
         resource_type = body_of(http("GET", "/ResourceTypes/User"))
         assert ACME in [e["schema"] for e in resource_type["schemaExtensions"]]
+        document = body_of(http("GET", "/openapi.json"))["components"]["schemas"]
+        for shape in ("User", "UserRequest"):
+            properties = document[shape]["properties"]
+            assert properties["preferredLanguage"] == {"type": "string"}
+            assert properties[ACME]["properties"]["level"] == {"type": "integer"}
+        assert "department" in document["EnterpriseOut"]["properties"]
         # Without the file the same request keeps none of it (and says nothing of it).
         plain = TimedHttp(make_app(directory_backend, TOKEN).test_client(), TOKEN)
         bare = body_of(plain("GET", path))
