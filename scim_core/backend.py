@@ -11,10 +11,12 @@ mapping file) has a ``schemas`` attribute, a :class:`~scim_core.schemas.attribut
 the service then advertises, accepts and returns those attributes; its ``filter_forms``
 ((resource type, attribute, operator) each) extend the filter policy.
 
-A backend that can rename a group without changing its id has a method
-``rename_group(group_id, display_name) -> bool`` (``False``: no such group; raises
-:class:`~scim_core.errors.Uniqueness` when another group is displayed so); without one, a
-PATCH of a group's ``displayName`` to another name is 400 ``mutability``.
+A backend that can change a group's attributes other than its members has a method
+``update_group(group_id, changes) -> bool``: ``changes`` maps ``displayName`` (a rename: the id
+stays) and ``externalId`` (``None`` clears it) to new values; ``False``: no such group; it
+raises :class:`~scim_core.errors.Uniqueness` when another group is displayed so. Without one,
+a PATCH of a group's ``displayName`` to another name is 400 ``mutability``. Its ``schemas``
+say which of them it keeps (a readWrite ``displayName`` and ``externalId`` on Group).
 
 A backend that plans its writes instead of making them (the LDAP plugin's dry run) says so with
 a true ``dry_run`` attribute; the service then marks every answer to a write

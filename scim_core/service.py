@@ -557,7 +557,9 @@ class ScimService:
     def _create_group(self, request: ScimRequest, _: str) -> ScimResponse:
         body = self._object_body(request)
         writable = {k: v for k, v in body.items() if k.lower() not in _READ_ONLY_KEYS}
-        folded, _changed = apply_patch({}, [{"op": "add", "value": writable}], "Group")
+        folded, _changed = apply_patch(
+            {}, [{"op": "add", "value": writable}], "Group", self.schemas
+        )
         group = validate_group(folded)
         group["members"] = [{"value": m["value"]} for m in group.get("members") or ()]
         created = self.backend.create_group(group)
@@ -578,7 +580,7 @@ class ScimService:
             present = {m["value"] for m in current.get("members") or ()}
             add = [*add, *(v for v in plan.replace if v not in present)]
             remove = [*remove, *(v for v in present if v not in plan.replace)]
-        renamed = plan.display_name is not None and self._rename_group(group_id, plan.display_name)
+        renamed = self._update_group(group_id, plan)
         if add or remove:
             try:
                 if not self.backend.change_members(group_id, add=add, remove=remove):
@@ -591,21 +593,33 @@ class ScimService:
         group = self._group_or_404(group_id, projection)
         return self._resource_response(200, group, "Group", request, projection)
 
-    def _rename_group(self, group_id: str, display_name: str) -> bool:
-        """Give the group a new display name where the backend can (its id stays); whether
-        that wrote anything. The same name is no change; elsewhere a new one is 400."""
-        problem = group_name_problem(display_name)
-        if problem is not None:
-            raise InvalidValue(f"displayName: {problem}")
-        current = self._group_or_404(group_id, Projection(include=frozenset({"displayname"})))
-        if display_name == current.get("displayName"):
+    def _update_group(self, group_id: str, plan: _MembershipPlan) -> bool:
+        """Write the group's new displayName (its id stays) and externalId where the backend
+        keeps them (``update_group``); whether that wrote anything. What equals the stored
+        value is no change; a new name where the backend cannot rename is 400."""
+        wanted: dict[str, str | None] = {}
+        if plan.display_name is not None:
+            problem = group_name_problem(plan.display_name)
+            if problem is not None:
+                raise InvalidValue(f"displayName: {problem}")
+            wanted["displayName"] = plan.display_name
+        external = self.schemas.get("Group")[0].attribute("externalId")
+        if plan.external_id_sent and external and external.mutability == "readWrite":
+            wanted["externalId"] = plan.external_id
+        if not wanted:
             return False
-        rename = getattr(self.backend, "rename_group", None)
-        if rename is None:
-            if display_name.casefold() == str(current.get("displayName", "")).casefold():
+        current = self._group_or_404(
+            group_id, Projection(include=frozenset({"displayname", "externalid"}))
+        )
+        changes = {k: v for k, v in wanted.items() if v != current.get(k)}
+        update = getattr(self.backend, "update_group", None)
+        if "displayName" in changes and update is None:
+            if str(changes["displayName"]).casefold() == str(current["displayName"]).casefold():
                 return False
             raise Mutability("displayName is the group's id here and cannot change through SCIM.")
-        if not rename(group_id, display_name):
+        if not changes or update is None:
+            return False
+        if not update(group_id, changes):
             raise NotFound("No group has this id.")
         return True
 
@@ -687,6 +701,8 @@ class _MembershipPlan:
     remove: dict[str, None] = field(default_factory=dict)
     replace: dict[str, None] | None = None
     display_name: str | None = None
+    external_id: str | None = None  # None with external_id_sent: clear it
+    external_id_sent: bool = False
 
     @classmethod
     def from_operations(
@@ -717,7 +733,13 @@ class _MembershipPlan:
         self, op: str, attribute: str, value_filter: Filter | None, value: Any, group_id: str
     ) -> None:
         name = attribute.lower().removeprefix(GROUP_URN.lower() + ":")
-        if name in {"id", "schemas", "meta", "externalid"}:
+        if name in {"id", "schemas", "meta"}:
+            return
+        if name == "externalid":
+            cleared = op == "remove" or value in (None, "", [])
+            if not cleared and not isinstance(value, str):
+                raise InvalidValue("externalId takes a string.")
+            self.external_id, self.external_id_sent = None if cleared else value, True
             return
         if name == "displayname":
             if op == "remove":

@@ -16,6 +16,7 @@ from typing import Any
 from scim_core.backend import Page, Query, Resource
 from scim_core.errors import InvalidValue, Uniqueness, VersionConflict
 from scim_core.filter.evaluate import evaluate
+from scim_core.schemas.attributes import DEFAULT_SCHEMAS, GROUP_DISPLAY_NAME, GROUP_URN
 from scim_core.secret import Secret
 
 __all__ = ["MemoryBackend", "create_backend"]
@@ -27,6 +28,9 @@ def _now() -> str:
 
 class MemoryBackend:
     """Users and groups in dictionaries; ids are random UUIDs, versions a counter."""
+
+    #: A group's displayName changes apart from its id here (see :meth:`update_group`).
+    schemas = DEFAULT_SCHEMAS.with_attributes("Group", GROUP_URN, (GROUP_DISPLAY_NAME,))
 
     def __init__(self) -> None:
         self._users: dict[str, Resource] = {}
@@ -195,13 +199,16 @@ class MemoryBackend:
             (g for g in self._groups.values() if g["displayName"].casefold() == folded), None
         )
 
-    def rename_group(self, group_id: str, display_name: str) -> bool:
-        """Give the group a new displayName; its id and members stay. 409 if another group is
-        displayed so; ``False`` if there is no such group."""
+    def update_group(self, group_id: str, changes: Mapping[str, str | None]) -> bool:
+        """Give the group a new displayName (its id and members stay; 409 if another group is
+        displayed so); an externalId is not kept. ``False`` if there is no such group."""
         with self._lock:
             group = self._group(group_id)
             if group is None:
                 return False
+            display_name = changes.get("displayName")
+            if display_name is None:
+                return True
             other = self._shown_as(display_name)
             if other is not None and other is not group:
                 raise Uniqueness("A group with this displayName exists already.")

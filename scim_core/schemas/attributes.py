@@ -26,6 +26,8 @@ __all__ = [
     "DEFAULT_SCHEMAS",
     "ENTERPRISE_URN",
     "ENTERPRISE_USER_SCHEMA",
+    "GROUP_DISPLAY_NAME",
+    "GROUP_EXTERNAL_ID",
     "GROUP_SCHEMA",
     "GROUP_URN",
     "REQUEST_ONLY",
@@ -312,6 +314,21 @@ GROUP_SCHEMA = Schema(
     ),
 )
 
+#: A group's displayName where a backend can rename a group (its id stays).
+GROUP_DISPLAY_NAME = Attribute(
+    "displayName",
+    "string",
+    required=True,
+    description="The group's name; a rename changes it, never the group's id.",
+)
+#: A group's externalId where a backend keeps one.
+GROUP_EXTERNAL_ID = Attribute(
+    "externalId",
+    "string",
+    case_exact=True,
+    description="Identifier of the resource as defined by the provisioning client.",
+)
+
 #: Core schema first, then its extensions (RFC 7643 §3.3), per resource type.
 SCHEMAS_BY_RESOURCE_TYPE: Mapping[str, tuple[Schema, ...]] = {
     "User": (USER_SCHEMA, ENTERPRISE_USER_SCHEMA),
@@ -430,16 +447,17 @@ class SchemaSet:
         description: str = "",
     ) -> SchemaSet:
         """A new set where ``schema_id`` of ``resource_type`` also holds ``attributes`` (a
-        same-named attribute is replaced); an unknown ``schema_id`` becomes an extension."""
+        same-named attribute is replaced in its place); an unknown ``schema_id`` becomes an
+        extension."""
         schemas = list(self.get(resource_type))
         index = next((i for i, s in enumerate(schemas) if s.id.lower() == schema_id.lower()), None)
         if index is None:
             schemas.append(Schema(schema_id, name or schema_id, description, attributes))
         else:
             current = schemas[index]
-            names = {a.name.lower() for a in attributes}
-            kept = tuple(a for a in current.attributes if a.name.lower() not in names)
-            schemas[index] = replace(current, attributes=kept + attributes)
+            given = {a.name.lower(): a for a in attributes}
+            kept = tuple(given.pop(a.name.lower(), a) for a in current.attributes)
+            schemas[index] = replace(current, attributes=kept + tuple(given.values()))
         return SchemaSet({**self.by_resource_type, resource_type: tuple(schemas)})
 
 

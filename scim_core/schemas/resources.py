@@ -176,6 +176,7 @@ def _group_name(name: str) -> None:
 
 class _Group(_Strict):
     id = fields.String()
+    external_id = fields.String(data_key="externalId", validate=validate.Length(min=1, max=256))
     display_name = fields.String(
         data_key="displayName", validate=[validate.Length(min=1, max=256), _group_name]
     )

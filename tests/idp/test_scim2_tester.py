@@ -56,8 +56,8 @@ CRUD = {
     "object_replacement": 1,
     "object_deletion": 1,
 }
-# Groups have one attribute a client may ask for (members): only the inclusion is checked.
-GROUP_CRUD = {**CRUD, "object_query_with_attributes": 1, "object_list_with_attributes": 1}
+# Groups keep members and, on OpenLDAP, an externalId: both projections are checked.
+GROUP_CRUD = CRUD
 # PATCH checks: one per attribute /Schemas lets a client write (add/replace) or remove.
 USER_PATCHES = {
     "check_add_attribute": [
@@ -91,10 +91,11 @@ USER_PATCHES = {
         "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:manager",
     ],
 }
+# displayName is renamed in place (the id stays); externalId is kept on the scimGroup class.
 GROUP_PATCHES = {
-    "check_add_attribute": ["members"],
-    "check_remove_attribute": ["members"],
-    "check_replace_attribute": ["members"],
+    "check_add_attribute": ["externalId", "members"],
+    "check_remove_attribute": ["externalId", "members"],
+    "check_replace_attribute": ["externalId", "displayName", "members"],
 }
 SEED = 2  # draws primary: false for a lone email, so that case is exercised too
 
@@ -146,7 +147,7 @@ def test_every_check_ran(results):
             ]
             assert urns_ran == urns, (resource_type, title)
     assert ran == expected
-    assert len(results) == 70
+    assert len(results) == 76
 
 
 def test_only_cross_type_search_is_skipped(results):

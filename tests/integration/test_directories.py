@@ -509,6 +509,21 @@ def test_a_group_renamed_keeps_its_id_and_members(http, directory, directory_bac
     assert (entry["cn"], entry["displayName"]) == ([name], [new_name])
     for taken in (name, new_name):
         assert http("POST", "/Groups", json={"displayName": taken}).status_code == 409
+    # externalId: kept where groups have a place for it (scimGroup), else listed as not kept.
+    kept = directory.dialect != "ad"
+    schema = body_of(http("GET", "/Schemas/urn:ietf:params:scim:schemas:core:2.0:Group"))
+    external = next(a for a in schema["attributes"] if a["name"] == "externalId")
+    assert external["mutability"] == ("readWrite" if kept else "readOnly")
+    set_external = {"op": "replace", "path": "externalId", "value": "ext-" + name}
+    assert patch(http, path, set_external).status_code == 200
+    assert body_of(http("GET", path)).get("externalId") == ("ext-" + name if kept else None)
+    cleared = patch(http, path, {"op": "replace", "path": "externalId", "value": ""})
+    assert cleared.status_code == 200 and "externalId" not in body_of(cleared)
+    with_external = http(
+        "POST", "/Groups", json={"displayName": "dx" + uuid.uuid4().hex[:8], "externalId": "e1"}
+    )
+    assert with_external.status_code == 201
+    assert body_of(with_external).get("externalId") == ("e1" if kept else None)
     other = body_of(http("POST", "/Groups", json={"displayName": "do" + uuid.uuid4().hex[:8]}))
     clash = patch(
         http, "/Groups/" + other["id"], {"op": "replace", "path": "displayName", "value": new_name}

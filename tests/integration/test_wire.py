@@ -268,9 +268,17 @@ def test_a_filter_it_cannot_read_is_left_to_ldap3(slapd: SlapdInstance) -> None:
 def test_a_connection_closed_under_it_is_unavailable_and_replaced(slapd: SlapdInstance) -> None:
     factory = ConnectionFactory(settings_for(slapd))
     connection = factory.current()
-    connection.socket.shutdown(socket.SHUT_RD)  # every read now sees the end of the stream
-    with pytest.raises(LDAPSessionTerminatedByServerError):
-        wire.search(connection, slapd.users_base, "(uid=alice)", LEVEL, ["uid"])
+    # A peer that has closed its side: the request goes out, every read sees the end of the
+    # stream at once (a shutdown of our own reading side races with the server's answer).
+    ours, theirs = socket.socketpair()
+    theirs.shutdown(socket.SHUT_WR)
+    connection.socket.close()
+    connection.socket = ours
+    try:
+        with pytest.raises(LDAPSessionTerminatedByServerError):
+            wire.search(connection, slapd.users_base, "(uid=alice)", LEVEL, ["uid"])
+    finally:
+        theirs.close()
     assert connection.closed
     # The factory's next operation opens a new connection and the search goes through.
     entries, _ = factory.run(

@@ -75,7 +75,14 @@ from scim_core.errors import (
 )
 from scim_core.filter import Compare, Filter
 from scim_core.normalize import Normalizer, normalize_username
-from scim_core.schemas.attributes import DEFAULT_SCHEMAS, SchemaSet
+from scim_core.schemas.attributes import (
+    DEFAULT_SCHEMAS,
+    GROUP_DISPLAY_NAME,
+    GROUP_EXTERNAL_ID,
+    GROUP_URN,
+    Attribute,
+    SchemaSet,
+)
 from scim_core.schemas.resources import ENTERPRISE_URN
 from scim_core.secret import InFlightSecretFilter, Secret
 
@@ -135,6 +142,17 @@ _PROJECTED = {
 }
 _USER_KEYS = frozenset({"id", "username"})  # what the directory keeps unique, per type
 _GROUP_KEYS = frozenset({"id", "displayname"})
+
+
+def _group_schema(settings: LdapSettings, schemas: SchemaSet) -> SchemaSet:
+    """The Group schema as this directory keeps it: a display name that changes apart from
+    the id where the profile has a place for it, and an externalId where groups have one."""
+    kept: list[Attribute] = []
+    if settings.group_display_name_attribute is not None:
+        kept.append(GROUP_DISPLAY_NAME)
+    if settings.group_object_class is not None and settings.external_id_attribute is not None:
+        kept.append(GROUP_EXTERNAL_ID)
+    return schemas.with_attributes("Group", GROUP_URN, tuple(kept)) if kept else schemas
 
 
 def _filter_key(path: Sequence[str]) -> str:
@@ -226,7 +244,9 @@ class LdapBackend:
             normalize=normalize,
             mapped=settings.mapping.users,
         )
-        self.schemas: SchemaSet = settings.mapping.schema_set(DEFAULT_SCHEMAS)
+        self.schemas: SchemaSet = _group_schema(
+            settings, settings.mapping.schema_set(DEFAULT_SCHEMAS)
+        )
         #: (resource type, attribute, operator) a filter may use beyond the policy's own.
         self.filter_forms: frozenset[tuple[str, str, str]] = frozenset(
             ("User", m.filter_name, "eq") for m in settings.mapping.users if m.filterable
@@ -1031,6 +1051,9 @@ class LdapBackend:
         attribute = self.settings.group_display_name_attribute
         shown = first(attributes, attribute) if attribute else None
         group: Resource = {"id": name, "displayName": name if shown is None else str(shown)}
+        external = first(attributes, self._group_external_id) if self._group_external_id else None
+        if external is not None:
+            group["externalId"] = str(external)
         if members is not None:
             group["members"] = members
         meta: dict[str, Any] = {}
@@ -1078,8 +1101,8 @@ class LdapBackend:
         return result
 
     def _group_attributes(self) -> list[str]:
-        shown = self.settings.group_display_name_attribute
-        return ["cn", *([shown] if shown else []), self.profile.version_attribute, *_META]
+        optional = [self.settings.group_display_name_attribute, self._group_external_id]
+        return ["cn", *filter(None, optional), self.profile.version_attribute, *_META]
 
     def get_group(self, group_id: str, members: bool = True) -> Resource | None:
         """The group whose cn is ``group_id``; members resolved through memberOf when asked."""
@@ -1137,6 +1160,10 @@ class LdapBackend:
             **self.profile.group_extra(name),
             **({"member": members} if members else {}),
         }
+        external = group.get("externalId")
+        if external and self._group_external_id:
+            values[self._group_external_id] = [str(external)]
+            values["objectClass"].append(str(self.settings.group_object_class))
 
         def add(connection: Connection) -> None:
             operations.add(connection, dn, values)
@@ -1152,19 +1179,20 @@ class LdapBackend:
             raise DirectoryUnavailable("The directory did not return the new group; retry.")
         return created
 
-    @_one_change("rename group")
-    def rename_group(self, group_id: str, display_name: str) -> bool:
-        """Give the group a new display name; its id (the cn) and its members stay.
-
-        One modify of ``SCIM_LDAP_GROUP_DISPLAY_NAME_ATTRIBUTE`` (with the auxiliary class
-        where the entry lacks it), after a check that no other group is displayed so.
+    @_one_change("update group")
+    def update_group(self, group_id: str, changes: Mapping[str, str | None]) -> bool:
+        """Set the group's ``displayName`` (its id, the cn, and its members stay) and
+        ``externalId`` (``None`` clears it), in one modify of their attributes
+        (``SCIM_LDAP_GROUP_DISPLAY_NAME_ATTRIBUTE``, ``SCIM_LDAP_EXTERNAL_ID_ATTRIBUTE``, with
+        the auxiliary class where the entry lacks it), after a check that no other group is
+        displayed so. An externalId where the directory has no place for one is not kept.
 
         :returns: ``False`` if there is no such group.
-        :raises Mutability: where the display name is the cn (the attribute is ``none``).
+        :raises Mutability: a new display name where it is the cn (the attribute is ``none``).
         :raises Uniqueness: when another group has that display name.
         """
-        attribute = self.settings.group_display_name_attribute
-        if attribute is None:
+        shown = self.settings.group_display_name_attribute
+        if "displayName" in changes and shown is None:
             raise Mutability("displayName is the group's id (its cn) here and cannot change.")
         if not group_id:
             return False
@@ -1174,15 +1202,32 @@ class LdapBackend:
         entries, _ = self._search(dn, self.profile.group_filter, ["objectClass"], scope=BASE)
         if not entries:
             return False
-        if self._group_name_taken(display_name, dn):
-            raise Uniqueness("A group with this displayName exists already.")
-        changes: dict[str, list[Change]] = {attribute: [(MODIFY_REPLACE, [display_name])]}
+        modify: dict[str, list[Change]] = {}
+        display_name = changes.get("displayName")
+        if shown is not None and display_name is not None:
+            if self._group_name_taken(display_name, dn):
+                raise Uniqueness("A group with this displayName exists already.")
+            modify[shown] = [(MODIFY_REPLACE, [display_name])]
+        external = self._group_external_id
+        if external is not None and "externalId" in changes:
+            value = changes["externalId"]
+            modify[external] = [(MODIFY_REPLACE, [value] if value else [])]
+        if not modify:
+            return True
         needed = self.settings.group_object_class
         classes = {str(c).lower() for c in all_values(entries[0]["attributes"], "objectClass")}
         if needed and needed.lower() not in classes:
-            changes["objectClass"] = [(MODIFY_ADD, [needed])]
-        self._write("the group", lambda c: operations.modify(c, dn, changes))
+            modify["objectClass"] = [(MODIFY_ADD, [needed])]
+        self._write("the group", lambda c: operations.modify(c, dn, modify))
         return True
+
+    @property
+    def _group_external_id(self) -> str | None:
+        """Where a group's externalId lives: the users' attribute, on a group's auxiliary
+        class (``None`` where groups have none, e.g. AD by default)."""
+        if self.settings.group_object_class is None:
+            return None
+        return self.settings.external_id_attribute
 
     def _present_members(self, group_dn: str, dns: Sequence[str]) -> set[str] | None:
         """Which of ``dns`` the group has as members (DN keys), ``None`` if there is no group.
