@@ -123,6 +123,7 @@ class GroupResponseSchema(_Out):
 
     schemas = fields.List(fields.String(), required=True)
     id = fields.String(required=True)
+    external_id = fields.String(data_key="externalId")
     display_name = fields.String(data_key="displayName")
     members = fields.List(fields.Nested(_MemberOut))
     meta = fields.Nested(_Meta, required=True)

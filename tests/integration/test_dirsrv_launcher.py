@@ -202,13 +202,17 @@ def test_missing_389ds_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None
 def test_the_schema_is_translated_from_scim_schema() -> None:
     text = scim_schema_ldif(SCHEMA_FILE)
     oids = re.findall(r"\(\s*(2\.25\.[\d.]+)\s", SCHEMA_FILE.read_text())
-    assert len(oids) == 6
+    assert len(oids) == 12
     values = [
         line for line in text.splitlines() if re.match(r"(attributeTypes|objectClasses):", line)
     ]
     assert [re.search(r"\( (\S+) ", value).group(1) for value in values] == oids
     assert "NAME 'scimPerson'" in text and "SUP top AUXILIARY" in text
-    assert "MAY ( scimExternalId $ scimNoPrimaryEmail $ scimPendingSince $ scimUserName )" in text
+    assert (
+        "MAY ( scimExternalId $ scimNoPrimaryEmail $ scimPendingSince $ scimUserName $ "
+        "scimNickName $ scimLocale $ scimTimezone $ scimCostCenter $ scimDivision $ "
+        "scimCountry )"
+    ) in text
 
 
 def test_a_foreign_folder_is_refused(tmp_path: Path) -> None:
