@@ -1,1 +1,1 @@
-"""Benchmarks of scim-ldap: ``python -m bench`` (``make bench``) runs issue 7's suite."""
+"""Benchmarks of scim-ldap: ``python -m bench`` (``make bench``) runs the suite."""

@@ -1,4 +1,4 @@
-"""Targets of issue 7, and the results as JSON, a markdown table and a PNG chart."""
+"""The benchmark targets, and the results as JSON, a markdown table and a PNG chart."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def _cpu_note(scenario: dict[str, Any]) -> str:
 
 
 def evaluate(results: dict[str, Any]) -> list[dict[str, Any]]:
-    """Each target of issue 7 with the measured figure and PASS/FAIL (of what was run)."""
+    """Each benchmark target with the measured figure and PASS/FAIL (of what was run)."""
     s = results["scenarios"]
     targets: list[dict[str, Any]] = []
 

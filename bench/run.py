@@ -10,7 +10,7 @@
    medians over the rounds. The full export pages through every user with one client.
 4. A py-spy profile of one worker under the filtered-GET and the GET-by-id load.
 5. ``latest.json``, ``latest.md`` and ``latest.png`` in bench/results/ (``--output``); the
-   markdown table is printed, with PASS/FAIL for every target of issue 7.
+   markdown table is printed, with PASS/FAIL for every target.
 
 ``--smoke`` runs the same code on a tiny directory with short rounds and the Python load
 generator (no wrk needed), in seconds; tests/integration/test_bench_smoke.py runs it.
@@ -594,7 +594,7 @@ def run(config: Config, output: Path, keep: bool = False) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m bench", description="SCIM service vs floor benchmark (issue 7)."
+        prog="python -m bench", description="SCIM service vs floor benchmark."
     )
     parser.add_argument("--smoke", action="store_true", help="tiny sizes, seconds in total")
     parser.add_argument(

@@ -1,4 +1,4 @@
-"""The scenarios of issue 7: what the service is asked, and what the floor does instead.
+"""The benchmark scenarios: what the service is asked, and what the floor does instead.
 
 Each scenario is a list of requests the load generator cycles through (distinct users per
 request where that matters), the floor's matching list, the number of connections, and a check

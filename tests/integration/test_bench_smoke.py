@@ -2,7 +2,7 @@
 
 A tiny directory (300 users, a 50-member group), one short round per scenario and the Python
 load generator (so ``make test`` needs no wrk; when wrk is installed the smoke run also drives
-it once through bench/load.lua). The results must name every scenario of issue 7 with nonzero
+it once through bench/load.lua). The results must name every benchmark scenario with nonzero
 throughput for the service and its floor.
 """
 
@@ -17,7 +17,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# Issue 7's scenarios: removing one from the bench must fail this test.
+# The benchmark's scenarios: removing one from the bench must fail this test.
 SCENARIOS = {
     "filter_hit": True,  # True: the scenario has a floor counterpart
     "filter_miss": True,

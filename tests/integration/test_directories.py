@@ -7,16 +7,20 @@ not expect must fail the operation at once, never after the timeout.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
 import uuid
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 from scim_http import Http, make_app
 
+from scim_core.backends.ldap import LdapBackend, operations
+from scim_core.backends.ldap.sitemap import load_mapping
 from scim_core.testing._common import Binder
 
 ENTERPRISE = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"
@@ -49,6 +53,22 @@ def app(directory_backend):
 @pytest.fixture
 def http(app) -> TimedHttp:
     return TimedHttp(app.test_client(), TOKEN)
+
+
+@pytest.fixture
+def other_service(directory_backend):
+    """A function giving the service over the same directory with other LDAP settings: its
+    backend and a client; each backend is closed after the test."""
+    made = []
+
+    def make(**changes):
+        backend = LdapBackend(dataclasses.replace(directory_backend.settings, **changes))
+        made.append(backend)
+        return backend, TimedHttp(make_app(backend, TOKEN).test_client(), TOKEN)
+
+    yield make
+    for backend in made:
+        backend.close()
 
 
 def body_of(response) -> dict[str, Any]:
@@ -726,18 +746,13 @@ def test_each_server_offers_what_the_documentation_says(directory, directory_bac
 
 
 def test_users_in_several_ous_are_paged_together_and_a_move_keeps_the_id(
-    directory, directory_backend
+    directory, directory_backend, other_service
 ):
     """SCIM_LDAP_USERS_SCOPE=sub: users in a second OU below the users base are listed and
     paged with the others; one an admin moves there keeps its id and stays writable; its uid
     stays taken; a service confined to one level answers 404 for it."""
-    import dataclasses
-
-    from scim_core.backends.ldap import LdapBackend, operations
-
-    settings = dataclasses.replace(directory_backend.settings, users_scope="sub")
-    backend = LdapBackend(settings)
-    http = TimedHttp(make_app(backend, TOKEN).test_client(), TOKEN)
+    backend, http = other_service(users_scope="sub")
+    settings = backend.settings
     token = uuid.uuid4().hex[:8]
     ou = f"ou=contractors{token},{settings.users_base}"
     run = backend.connections.run
@@ -791,23 +806,17 @@ def test_users_in_several_ous_are_paged_together_and_a_move_keeps_the_id(
         for user in users:
             http("DELETE", "/Users/" + user["id"])
         run(lambda c: operations.delete(c, ou))
-        backend.close()
 
 
 def _refused(connection) -> None:
     raise AssertionError(f"the directory refused the move: {connection.result}")
 
 
-def test_groups_in_several_ous_are_found_by_their_id(directory, directory_backend):
+def test_groups_in_several_ous_are_found_by_their_id(directory, other_service):
     """SCIM_LDAP_GROUPS_SCOPE=sub: a group an admin moved to an OU below the groups base keeps
     its id (its cn), its members and its writes; a second group with that cn is refused."""
-    import dataclasses
-
-    from scim_core.backends.ldap import LdapBackend, operations
-
-    settings = dataclasses.replace(directory_backend.settings, groups_scope="sub")
-    backend = LdapBackend(settings)
-    http = TimedHttp(make_app(backend, TOKEN).test_client(), TOKEN)
+    backend, http = other_service(groups_scope="sub")
+    settings = backend.settings
     token = uuid.uuid4().hex[:8]
     ou = f"ou=teams{token},{settings.groups_base}"
     run = backend.connections.run
@@ -834,21 +843,17 @@ def test_groups_in_several_ous_are_found_by_their_id(directory, directory_backen
         run(lambda c: operations.delete(c, f"cn={name},{ou}"))
         run(lambda c: operations.delete(c, ou))
         http("DELETE", "/Users/" + member["id"])
-        backend.close()
 
 
 ACME = "urn:example:params:scim:schemas:extension:acme:2.0:User"
 
 
-def test_a_mapping_file_adds_attributes_without_code(directory, directory_backend, tmp_path):
+def test_a_mapping_file_adds_attributes_without_code(
+    directory, directory_backend, other_service, tmp_path
+):
     """A site mapping file: an RFC 7643 core and an enterprise attribute the profile leaves
     out, and the site's own extension (a filterable string and an integer), each written,
     stored in its LDAP attribute, returned as sent, listed in /Schemas and /ResourceTypes."""
-    import dataclasses
-
-    from scim_core.backends.ldap import LdapBackend
-    from scim_core.backends.ldap.sitemap import load_mapping
-
     ad = directory.dialect == "ad"
     department, level = ("department", "employeeID") if ad else ("departmentNumber", "roomNumber")
     mapping = tmp_path / "mapping.toml"
@@ -879,86 +884,74 @@ name = "AcmeUser"
         encoding="utf-8",
     )
     strings = [path for path, _ in directory_backend.profile.strings]
-    settings = dataclasses.replace(
-        directory_backend.settings, mapping=load_mapping(mapping, strings)
-    )
-    backend = LdapBackend(settings)
-    http = TimedHttp(make_app(backend, TOKEN).test_client(), TOKEN)
+    backend, http = other_service(mapping=load_mapping(mapping, strings))
     badge = "B-" + uuid.uuid4().hex[:6]
     extra = {
         "preferredLanguage": "de-CH",
         ENTERPRISE: {"department": "Finance"},
         ACME: {"badgeNumber": badge, "level": 3},
     }
-    try:
-        user = new_user(http, **extra)
-        fetched = body_of(http("GET", "/Users/" + user["id"]))
-        for got in (user, fetched):
-            assert got["preferredLanguage"] == "de-CH"
-            assert got[ENTERPRISE]["department"] == "Finance"
-            assert got[ACME] == {"badgeNumber": badge, "level": 3}
-            assert ACME in got["schemas"]
-        entry = backend._search(
-            dn_of(backend, user),
-            "(objectClass=*)",
-            ["preferredLanguage", department, "employeeType", level],
-            scope="BASE",
-        )[0][0]["attributes"]
-        assert entry["preferredLanguage"] == ["de-CH"] and entry[department] == ["Finance"]
-        assert entry["employeeType"] == [badge] and entry[level] == ["3"]
-        query = {"filter": f'{ACME}:badgeNumber eq "{badge}"'}
-        found = body_of(http("GET", "/Users", query_string=query))["Resources"]
-        assert [r["id"] for r in found] == [user["id"]]
-        refused = http("GET", "/Users", query_string={"filter": 'preferredLanguage eq "de-CH"'})
-        assert refused.status_code == 400 and body_of(refused)["scimType"] == "invalidFilter"
-        path = "/Users/" + user["id"]
-        changed = patch(
-            http,
-            path,
-            {"op": "replace", "path": f"{ACME}:level", "value": 4},
-            {"op": "replace", "value": {"preferredLanguage": "fr", f"{ACME}:badgeNumber": ""}},
-        )
-        assert changed.status_code == 200, body_of(changed)
-        assert body_of(changed)[ACME] == {"level": 4}
-        assert body_of(changed)["preferredLanguage"] == "fr"
-        schemas = body_of(http("GET", "/Schemas/" + ACME))
-        assert schemas["name"] == "AcmeUser"
-        assert [a["name"] for a in schemas["attributes"]] == ["badgeNumber", "level"]
-        assert [a["type"] for a in schemas["attributes"]] == ["string", "integer"]
-        core = body_of(http("GET", "/Schemas/urn:ietf:params:scim:schemas:core:2.0:User"))
-        assert "preferredLanguage" in [a["name"] for a in core["attributes"]]
-        resource_type = body_of(http("GET", "/ResourceTypes/User"))
-        assert ACME in [e["schema"] for e in resource_type["schemaExtensions"]]
-        document = body_of(http("GET", "/openapi.json"))["components"]["schemas"]
-        for shape in ("User", "UserRequest"):
-            properties = document[shape]["properties"]
-            assert properties["preferredLanguage"] == {"type": "string"}
-            assert properties[ACME]["properties"]["level"] == {"type": "integer"}
-        assert "department" in document["EnterpriseOut"]["properties"]
-        # Without the file the same request keeps none of it (and says nothing of it).
-        plain = TimedHttp(make_app(directory_backend, TOKEN).test_client(), TOKEN)
-        bare = body_of(plain("GET", path))
-        assert "preferredLanguage" not in bare and ACME not in bare
-        assert "department" not in bare.get(ENTERPRISE, {})
-    finally:
-        backend.close()
+    user = new_user(http, **extra)
+    fetched = body_of(http("GET", "/Users/" + user["id"]))
+    for got in (user, fetched):
+        assert got["preferredLanguage"] == "de-CH"
+        assert got[ENTERPRISE]["department"] == "Finance"
+        assert got[ACME] == {"badgeNumber": badge, "level": 3}
+        assert ACME in got["schemas"]
+    entry = backend._search(
+        dn_of(backend, user),
+        "(objectClass=*)",
+        ["preferredLanguage", department, "employeeType", level],
+        scope="BASE",
+    )[0][0]["attributes"]
+    assert entry["preferredLanguage"] == ["de-CH"] and entry[department] == ["Finance"]
+    assert entry["employeeType"] == [badge] and entry[level] == ["3"]
+    query = {"filter": f'{ACME}:badgeNumber eq "{badge}"'}
+    found = body_of(http("GET", "/Users", query_string=query))["Resources"]
+    assert [r["id"] for r in found] == [user["id"]]
+    refused = http("GET", "/Users", query_string={"filter": 'preferredLanguage eq "de-CH"'})
+    assert refused.status_code == 400 and body_of(refused)["scimType"] == "invalidFilter"
+    path = "/Users/" + user["id"]
+    changed = patch(
+        http,
+        path,
+        {"op": "replace", "path": f"{ACME}:level", "value": 4},
+        {"op": "replace", "value": {"preferredLanguage": "fr", f"{ACME}:badgeNumber": ""}},
+    )
+    assert changed.status_code == 200, body_of(changed)
+    assert body_of(changed)[ACME] == {"level": 4}
+    assert body_of(changed)["preferredLanguage"] == "fr"
+    schemas = body_of(http("GET", "/Schemas/" + ACME))
+    assert schemas["name"] == "AcmeUser"
+    assert [a["name"] for a in schemas["attributes"]] == ["badgeNumber", "level"]
+    assert [a["type"] for a in schemas["attributes"]] == ["string", "integer"]
+    core = body_of(http("GET", "/Schemas/urn:ietf:params:scim:schemas:core:2.0:User"))
+    assert "preferredLanguage" in [a["name"] for a in core["attributes"]]
+    resource_type = body_of(http("GET", "/ResourceTypes/User"))
+    assert ACME in [e["schema"] for e in resource_type["schemaExtensions"]]
+    document = body_of(http("GET", "/openapi.json"))["components"]["schemas"]
+    for shape in ("User", "UserRequest"):
+        properties = document[shape]["properties"]
+        assert properties["preferredLanguage"] == {"type": "string"}
+        assert properties[ACME]["properties"]["level"] == {"type": "integer"}
+    assert "department" in document["EnterpriseOut"]["properties"]
+    # Without the file the same request keeps none of it (and says nothing of it).
+    plain = TimedHttp(make_app(directory_backend, TOKEN).test_client(), TOKEN)
+    bare = body_of(plain("GET", path))
+    assert "preferredLanguage" not in bare and ACME not in bare
+    assert "department" not in bare.get(ENTERPRISE, {})
 
 
-def test_the_shipped_mapping_example_round_trips_every_attribute(directory, directory_backend):
+def test_the_shipped_mapping_example_round_trips_every_attribute(
+    directory, directory_backend, other_service
+):
     """examples/mapping/<directory>.toml: every attribute it maps (singular ones and the
     typed elements of phoneNumbers and addresses) is written, stored in its LDAP attribute,
     returned as sent, and cleared with "" on this directory."""
-    import dataclasses
-    from pathlib import Path
-
-    from scim_core.backends.ldap import LdapBackend
-    from scim_core.backends.ldap.sitemap import load_mapping
-
     example = Path(__file__).resolve().parents[2] / "examples" / "mapping"
     strings = [path for path, _ in directory_backend.profile.strings]
     mapping = load_mapping(example / f"{directory.dialect}.toml", strings)
-    backend = LdapBackend(dataclasses.replace(directory_backend.settings, mapping=mapping))
-    http = TimedHttp(make_app(backend, TOKEN).test_client(), TOKEN)
+    backend, http = other_service(mapping=mapping)
     token = uuid.uuid4().hex[:6]
 
     def value_of(attribute) -> str:
@@ -994,26 +987,21 @@ def test_the_shipped_mapping_example_round_trips_every_attribute(directory, dire
     body: dict[str, Any] = {}
     for attribute, value in values.items():
         holder_of(body, attribute, create=True)[attribute.sub or attribute.name] = value
-    try:
-        user = new_user(http, **body)
-        fetched = body_of(http("GET", "/Users/" + user["id"]))
-        entry = backend._search(
-            dn_of(backend, user), "(objectClass=*)", [m.ldap for m in values], scope="BASE"
-        )[0][0]["attributes"]
-        for attribute, value in values.items():
-            for got in (user, fetched):
-                assert holder_of(got, attribute)[attribute.sub or attribute.name] == value
-            assert entry[attribute.ldap] == [value], attribute
-        clear = [
-            {"op": "replace", "path": attribute.filter_name, "value": ""} for attribute in values
-        ]
-        cleared = patch(http, "/Users/" + user["id"], *clear)
-        assert cleared.status_code == 200, body_of(cleared)
-        entry = backend._search(
-            dn_of(backend, user), "(objectClass=*)", [m.ldap for m in values], scope="BASE"
-        )[0][0]["attributes"]
-        assert not any(entry.get(m.ldap) for m in values), entry
-        left = body_of(http("GET", "/Users/" + user["id"]))
-        assert not any(a.name in left.get(a.schema, left) for a in values), left
-    finally:
-        backend.close()
+    user = new_user(http, **body)
+    fetched = body_of(http("GET", "/Users/" + user["id"]))
+    entry = backend._search(
+        dn_of(backend, user), "(objectClass=*)", [m.ldap for m in values], scope="BASE"
+    )[0][0]["attributes"]
+    for attribute, value in values.items():
+        for got in (user, fetched):
+            assert holder_of(got, attribute)[attribute.sub or attribute.name] == value
+        assert entry[attribute.ldap] == [value], attribute
+    clear = [{"op": "replace", "path": attribute.filter_name, "value": ""} for attribute in values]
+    cleared = patch(http, "/Users/" + user["id"], *clear)
+    assert cleared.status_code == 200, body_of(cleared)
+    entry = backend._search(
+        dn_of(backend, user), "(objectClass=*)", [m.ldap for m in values], scope="BASE"
+    )[0][0]["attributes"]
+    assert not any(entry.get(m.ldap) for m in values), entry
+    left = body_of(http("GET", "/Users/" + user["id"]))
+    assert not any(a.name in left.get(a.schema, left) for a in values), left

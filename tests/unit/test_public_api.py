@@ -1,4 +1,4 @@
-"""The public API is deliberate: its signatures are a checked-in snapshot (issue 9).
+"""The public API is deliberate: its signatures are a checked-in snapshot.
 
 ``tests/data/public_api.json`` records every public name of :data:`PUBLIC_MODULES` (their
 ``__all__``): each function's signature, each class's constructor, bases, public methods and
