@@ -20,7 +20,7 @@ import pytest
 from scim_http import Http, make_app
 
 from scim_core.backends.ldap import LdapBackend, operations
-from scim_core.backends.ldap.sitemap import load_mapping
+from scim_core.backends.ldap.sitemap import default_mapping, load_mapping
 from scim_core.testing._common import Binder
 
 ENTERPRISE = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"
@@ -883,8 +883,8 @@ name = "AcmeUser"
 """,
         encoding="utf-8",
     )
-    strings = [path for path, _ in directory_backend.profile.strings]
-    backend, http = other_service(mapping=load_mapping(mapping, strings))
+    base = default_mapping(directory.dialect)
+    backend, http = other_service(mapping=load_mapping(mapping, base))
     badge = "B-" + uuid.uuid4().hex[:6]
     extra = {
         "preferredLanguage": "de-CH",
@@ -949,8 +949,8 @@ def test_the_shipped_mapping_example_round_trips_every_attribute(
     typed elements of phoneNumbers and addresses) is written, stored in its LDAP attribute,
     returned as sent, and cleared with "" on this directory."""
     example = Path(__file__).resolve().parents[2] / "examples" / "mapping"
-    strings = [path for path, _ in directory_backend.profile.strings]
-    mapping = load_mapping(example / f"{directory.dialect}.toml", strings)
+    base = default_mapping(directory.dialect)
+    mapping = load_mapping(example / f"{directory.dialect}.toml", base)
     backend, http = other_service(mapping=mapping)
     token = uuid.uuid4().hex[:6]
 

@@ -32,6 +32,9 @@ WHEEL_FILES = (
     "scim_core/__init__.py",
     "scim_core/py.typed",
     "scim_core/filter/filter.lark",
+    "scim_core/backends/ldap/mappings/openldap.toml",
+    "scim_core/backends/ldap/mappings/389ds.toml",
+    "scim_core/backends/ldap/mappings/ad.toml",
     "scim_core/testing/plugin.py",
     "scim_flask/py.typed",
 )
@@ -72,6 +75,10 @@ service = ScimService(load_backend("memory")({}))
 answer = service.handle(ScimRequest("GET", "/ServiceProviderConfig"))
 assert answer.status == 200, answer
 assert load_backend("ldap").__module__ == "scim_core.backends.ldap"
+from scim_core.backends.ldap.sitemap import default_mapping  # the profiles' own mapping files
+
+for profile in ("openldap", "389ds", "ad"):
+    assert default_mapping(profile).users, profile
 sqlite = load_backend("sqlite")({"SCIM_SQLITE_PATH": ":memory:"})
 assert isinstance(sqlite, Backend)
 sqlite.close()

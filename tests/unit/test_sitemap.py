@@ -5,13 +5,13 @@ from pathlib import Path
 import pytest
 
 from scim_core.backends.ldap.profiles import PROFILES
-from scim_core.backends.ldap.sitemap import load_mapping
+from scim_core.backends.ldap.sitemap import default_mapping, load_mapping
 from scim_core.config import ConfigError
 from scim_core.schemas.attributes import DEFAULT_SCHEMAS, ENTERPRISE_URN, USER_URN
 
 ACME = "urn:example:params:scim:schemas:extension:acme:2.0:User"
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "mapping"
-STRINGS = [path for path, _ in PROFILES["openldap"].strings]
+BASE = default_mapping("openldap")
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -49,7 +49,7 @@ name = "AcmeUser"
 description = "Acme's own"
 ''',
     )
-    mapping = load_mapping(path, STRINGS)
+    mapping = load_mapping(path, BASE)
     names = [(m.schema, m.name, m.type) for m in mapping.users]
     assert names == [
         (USER_URN, "preferredLanguage", "string"),
@@ -102,7 +102,7 @@ description = "Acme's own"
 def test_a_broken_file_is_one_line_naming_file_line_and_problem(tmp_path, text, problem):
     path = write(tmp_path, text)
     with pytest.raises(ConfigError) as refused:
-        load_mapping(path, STRINGS)
+        load_mapping(path, BASE)
     message = str(refused.value)
     assert message.startswith(f"SCIM_MAPPING_FILE {path}") and "\n" not in message
     assert problem in message
@@ -125,7 +125,7 @@ scim = 'addresses[type eq "work"].postalCode'
 ldap = "postalCode"
 """,
     )
-    mapping = load_mapping(path, STRINGS)
+    mapping = load_mapping(path, BASE)
     assert [(m.name, m.element_type, m.sub) for m in mapping.users] == [
         ("phoneNumbers", "work", "value"),
         ("phoneNumbers", "mobile", "value"),
@@ -153,7 +153,7 @@ ldap = "postalCode"
 def test_a_wrong_element_is_named(tmp_path, entry, problem):
     path = write(tmp_path, f'[[user]]\n{entry}\nldap = "x"\n')
     with pytest.raises(ConfigError, match="line 1: .*" + problem):
-        load_mapping(path, STRINGS)
+        load_mapping(path, BASE)
 
 
 def test_a_missing_file_is_named(tmp_path):
@@ -163,8 +163,7 @@ def test_a_missing_file_is_named(tmp_path):
 
 @pytest.mark.parametrize("dialect", sorted(PROFILES))
 def test_the_shipped_example_of_each_directory_loads(dialect):
-    strings = [path for path, _ in PROFILES[dialect].strings]
-    mapping = load_mapping(EXAMPLES / f"{dialect}.toml", strings)
+    mapping = load_mapping(EXAMPLES / f"{dialect}.toml", default_mapping(dialect))
     assert mapping.users and len({m.ldap.lower() for m in mapping.users}) == len(mapping.users)
 
 
@@ -189,3 +188,23 @@ def test_scim_server_stops_with_the_one_line_before_any_worker(tmp_path, monkeyp
         f"scim-server: configuration error: SCIM_MAPPING_FILE {path}, line 1: "
         "'filter' must be true or false.\n"
     )
+
+
+@pytest.mark.parametrize("dialect", sorted(PROFILES))
+def test_each_profile_ships_its_own_mapping_file(dialect):
+    mapping = default_mapping(dialect)
+    held = {m.filter_name: m.ldap for m in mapping.users}
+    assert held["name.givenName"] == "givenName" and held["name.familyName"] == "sn"
+    assert held[f"{ENTERPRISE_URN}:employeeNumber"] == "employeeNumber"
+    # AD names users by their cn: a modify cannot change it, so name.formatted is not kept.
+    assert ("name.formatted" in held) is (dialect != "ad")
+
+
+def test_a_site_file_replaces_a_profile_entry_and_may_not_reuse_its_attribute(tmp_path):
+    moved = write(tmp_path, '[[user]]\nscim = "name.givenName"\nldap = "gn"\n')
+    merged = BASE.extended_by(load_mapping(moved, BASE))
+    held = {m.filter_name: m.ldap for m in merged.users}
+    assert held["name.givenName"] == "gn" and held["name.familyName"] == "sn"
+    clash = write(tmp_path, '\n[[user]]\nscim = "nickName"\nldap = "SN"\n')
+    with pytest.raises(ConfigError, match=r"line 2: the LDAP attribute SN holds name.familyName"):
+        load_mapping(clash, BASE)

@@ -64,6 +64,7 @@ from scim_core.backends.ldap.results import (
     scim_error,
 )
 from scim_core.backends.ldap.settings import LdapSettings
+from scim_core.backends.ldap.sitemap import default_mapping
 from scim_core.errors import (
     DirectoryUnavailable,
     InvalidValue,
@@ -234,6 +235,7 @@ class LdapBackend:
                 binary=self.profile.binary,
                 ldif_file=settings.dry_run_ldif,
             )
+        mapping = default_mapping(settings.dialect).extended_by(settings.mapping)
         self.users = UserMapping(
             profile=self.profile,
             users_base=settings.users_base,
@@ -242,14 +244,12 @@ class LdapBackend:
             no_primary_email_attribute=settings.no_primary_email_attribute,
             user_name_attribute=settings.user_name_attribute,
             normalize=normalize,
-            mapped=settings.mapping.users,
+            mapped=mapping.users,
         )
-        self.schemas: SchemaSet = _group_schema(
-            settings, settings.mapping.schema_set(DEFAULT_SCHEMAS)
-        )
+        self.schemas: SchemaSet = _group_schema(settings, mapping.schema_set(DEFAULT_SCHEMAS))
         #: (resource type, attribute, operator) a filter may use beyond the policy's own.
         self.filter_forms: frozenset[tuple[str, str, str]] = frozenset(
-            ("User", m.filter_name, "eq") for m in settings.mapping.users if m.filterable
+            ("User", m.filter_name, "eq") for m in mapping.users if m.filterable
         )
         self.placeholder_dn = (
             (settings.placeholder_dn or settings.bind_dn)
@@ -447,8 +447,7 @@ class LdapBackend:
         ]
         for scim_name in wanted:
             names += _PROJECTED.get(scim_name, ())
-            names += [ldap for path, ldap in self.users.strings if path[0].lower() == scim_name]
-            names += [m.ldap for m in self.users.mapped if m.path[0].lower() == scim_name]
+            names += [m.ldap for m in self.users.mapped or () if m.path[0].lower() == scim_name]
             if scim_name == "active":
                 names += self.profile.lock_attributes
             elif scim_name == "externalid" and self.settings.external_id_attribute:

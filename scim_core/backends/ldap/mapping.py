@@ -19,7 +19,7 @@ from ldap3.utils.dn import safe_dn
 from scim_core.backend import Resource
 from scim_core.backends.ldap.escape import filter_value
 from scim_core.backends.ldap.profiles import Change, DirectoryProfile
-from scim_core.backends.ldap.sitemap import MappedAttribute
+from scim_core.backends.ldap.sitemap import MappedAttribute, default_mapping
 from scim_core.errors import InvalidValue
 from scim_core.normalize import Normalizer, normalize_username
 from scim_core.schemas.resources import ENTERPRISE_URN
@@ -81,10 +81,6 @@ def generalized_to_iso(value: Any) -> str | None:
 def _folded(text: str) -> str:
     """``text`` as the uid rule compares it before anything but case changes."""
     return unicodedata.normalize("NFKC", text.strip()).casefold()
-
-
-def _folded_path(path: Sequence[str]) -> tuple[str, ...]:
-    return tuple(part.lower() for part in path)
 
 
 def _boolean_text(value: Any) -> str:
@@ -172,7 +168,9 @@ class UserMapping:
     :param user_name_attribute: where the userName is kept as the client wrote it, or ``None``
         (the uid only: then only userNames the uid can give back, case aside, are allowed).
     :param normalize: userName -> uid, the RDN value of a new user.
-    :param mapped: the site's mapping file: more attributes, or profile strings held elsewhere.
+    :param mapped: the attributes the mapping files map (the profile's, extended by the
+        site's): plain strings, other types, elements of multi-valued attributes; ``None``:
+        the profile's own mapping file alone.
     """
 
     profile: DirectoryProfile
@@ -182,34 +180,34 @@ class UserMapping:
     no_primary_email_attribute: str | None = "scimNoPrimaryEmail"
     user_name_attribute: str | None = "scimUserName"
     normalize: Normalizer = normalize_username
-    mapped: tuple[MappedAttribute, ...] = ()
+    mapped: tuple[MappedAttribute, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if self.mapped is None:
+            object.__setattr__(self, "mapped", default_mapping(self.profile.name).users)
+
+    @property
+    def _mapped(self) -> tuple[MappedAttribute, ...]:
+        return self.mapped or ()
 
     @property
     def strings(self) -> tuple[tuple[tuple[str, ...], str], ...]:
-        """(SCIM location, LDAP attribute) of every single-valued string stored: the
-        profile's (where the site's mapping holds one elsewhere, there) and the site's."""
-        formatted = self.profile.formatted_name
-        named = ((("name", "formatted"), formatted),) if formatted else ()
-        site = {
-            _folded_path(m.path): m
-            for m in self.mapped
+        """(SCIM location, LDAP attribute) of every single-valued string stored."""
+        return tuple(
+            (m.path, m.ldap)
+            for m in self._mapped
             if m.type in _TEXT_TYPES and m.element_type is None
-        }
-        own = [
-            (path, site.pop(_folded_path(path)).ldap if _folded_path(path) in site else ldap)
-            for path, ldap in (*self.profile.strings, *named)
-        ]
-        return (*own, *((m.path, m.ldap) for m in site.values()))
+        )
 
     @property
     def typed(self) -> tuple[MappedAttribute, ...]:
         """The site's attributes of another type than string (converted both ways)."""
-        return tuple(m for m in self.mapped if m.type not in _TEXT_TYPES)
+        return tuple(m for m in self._mapped if m.type not in _TEXT_TYPES)
 
     @property
     def elements(self) -> tuple[MappedAttribute, ...]:
         """The site's elements of multi-valued attributes, one type and sub-attribute each."""
-        return tuple(m for m in self.mapped if m.element_type is not None)
+        return tuple(m for m in self._mapped if m.element_type is not None)
 
     # ----------------------------------------------------------------- userName
 
@@ -324,7 +322,7 @@ class UserMapping:
         with_more = any(a and values and values.get(a) for a in auxiliary)
         if (with_external_id or with_more) and self.external_id_object_class:
             classes.append(self.external_id_object_class)
-        for mapped in self.mapped:
+        for mapped in self._mapped:
             needed = mapped.object_class
             if needed and values and values.get(mapped.ldap) and needed not in classes:
                 classes.append(needed)
@@ -469,7 +467,7 @@ class UserMapping:
         needed = []
         if any(a and after.get(a) and after[a] != before.get(a) for a in auxiliary):
             needed.append(self.external_id_object_class)
-        for mapped in self.mapped:
+        for mapped in self._mapped:
             if after.get(mapped.ldap) and after[mapped.ldap] != before.get(mapped.ldap):
                 needed.append(mapped.object_class)
         present = {str(c).lower() for c in all_values(current_attributes, "objectClass")}

@@ -6,7 +6,9 @@ versions the entry, how an enforced disable and a password are written, and whic
 parts of the service's own schema extension the directory has by default. The backend reads
 these records and holds no ``if flavour == ...``; what a particular *server* supports
 (controls, extended operations) is read from its rootDSE instead (see
-:mod:`scim_core.backends.ldap.capabilities`).
+:mod:`scim_core.backends.ldap.capabilities`). Which LDAP attribute holds which plain SCIM
+attribute (``name.givenName`` -> ``givenName``, ...) is each profile's mapping file,
+``mappings/<profile>.toml`` (:func:`~scim_core.backends.ldap.sitemap.default_mapping`).
 
 =================  ======================  ======================  =========================
                    OpenLDAP (``openldap``)  389-DS (``389ds``)      Active Directory (``ad``)
@@ -34,8 +36,6 @@ from typing import Final
 
 from ldap3 import MODIFY_REPLACE
 
-from scim_core.schemas.resources import ENTERPRISE_URN
-
 __all__ = [
     "ACTIVE_DIRECTORY",
     "DS389",
@@ -54,15 +54,6 @@ _NSUNIQUEID = re.compile(r"^[0-9a-fA-F]{8}(-[0-9a-fA-F]{8}){3}$")
 _AD_DISABLED: Final = 0x2
 _AD_NORMAL_ACCOUNT: Final = 0x200
 _AD_GLOBAL_SECURITY_GROUP: Final = "-2147483646"  # 0x80000002: global scope, security enabled
-
-#: (SCIM location, LDAP attribute) of the single-valued strings every profile stores.
-_COMMON_STRINGS: tuple[tuple[tuple[str, ...], str], ...] = (
-    (("name", "givenName"), "givenName"),
-    (("name", "familyName"), "sn"),
-    (("displayName",), "displayName"),
-    (("title",), "title"),
-    ((ENTERPRISE_URN, "employeeNumber"), "employeeNumber"),
-)
 
 
 @dataclass(frozen=True)
@@ -129,9 +120,6 @@ class DirectoryProfile:
         the RDN, else the userName itself (AD's ``userPrincipalName``).
     :param account_name: AD's ``sAMAccountName``: derived from userName on create (at most
         20 characters, unique in the domain); ``None`` where there is no such attribute.
-    :param formatted_name: where ``name.formatted`` lives (``None``: not stored, e.g. where cn
-        is the RDN and cannot be modified in place).
-    :param strings: the other single-valued strings, (SCIM location, LDAP attribute) each.
     :param multiple_mail: whether ``mail`` holds several addresses (AD: one).
     :param group_classes: object classes of a new group.
     :param group_filter: the raw filter telling group entries from others.
@@ -176,8 +164,6 @@ class DirectoryProfile:
     lock_attribute: str
     lock_value: str | None
     account_name: str | None = None
-    formatted_name: str | None = "cn"
-    strings: tuple[tuple[tuple[str, ...], str], ...] = _COMMON_STRINGS
     multiple_mail: bool = True
     group_extra: Callable[[str], Mapping[str, list[str]]] = field(default=lambda _name: {})
     group_needs_member: bool = False
@@ -337,7 +323,6 @@ ACTIVE_DIRECTORY = DirectoryProfile(
     user_naming="cn",
     user_name_attribute="userPrincipalName",
     account_name="sAMAccountName",
-    formatted_name=None,
     multiple_mail=False,
     group_classes=("top", "group"),
     group_filter="(objectClass=group)",

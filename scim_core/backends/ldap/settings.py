@@ -9,7 +9,7 @@ from typing import Any, Final
 
 from scim_core.backends.ldap.mapping import dn_key
 from scim_core.backends.ldap.profiles import PROFILES
-from scim_core.backends.ldap.sitemap import SiteMapping, load_mapping
+from scim_core.backends.ldap.sitemap import SiteMapping, default_mapping, load_mapping
 from scim_core.config import (
     ConfigError,
     Setting,
@@ -226,7 +226,8 @@ LDAP_SETTINGS: tuple[Setting[Any], ...] = (
 
 @dataclass(frozen=True)
 class LdapSettings:
-    """Validated LDAP plugin settings."""
+    """Validated LDAP plugin settings (``mapping``: the site's mapping file, which extends
+    the profile's own, :func:`~scim_core.backends.ldap.sitemap.default_mapping`)."""
 
     urls: tuple[str, ...]
     bind_dn: str
@@ -295,8 +296,8 @@ class LdapSettings:
         v = read_settings(LDAP_SETTINGS, environ)
         dialect = v["SCIM_LDAP_DIALECT"]
         mapping_file = v["SCIM_MAPPING_FILE"]
-        strings = [path for path, _ in PROFILES[dialect].strings]
-        mapping = load_mapping(mapping_file, strings) if mapping_file else SiteMapping()
+        base = default_mapping(dialect)
+        mapping = load_mapping(mapping_file, base) if mapping_file else SiteMapping()
         return cls(
             mapping=mapping,
             urls=v["SCIM_LDAP_URL"],

@@ -1,5 +1,8 @@
-"""A site's attribute mapping file (TOML, ``SCIM_MAPPING_FILE``): User attributes the
-directory profile does not store, or stores elsewhere, and the LDAP attributes holding them.
+"""Attribute mapping files (TOML): which LDAP attribute holds which SCIM User attribute.
+
+Each directory profile's own mapping is such a file in this package (``mappings/<profile>.toml``,
+read by :func:`default_mapping`); a site's file (``SCIM_MAPPING_FILE``) is read the same way and
+extends it: more attributes, or one of the profile's held elsewhere.
 
 One ``[[user]]`` table per attribute::
 
@@ -35,10 +38,12 @@ problem (:class:`~scim_core.config.ConfigError`).
 
 from __future__ import annotations
 
+import functools
 import re
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any, Final, get_args
 
@@ -57,7 +62,7 @@ from scim_core.schemas.attributes import (
     typed_elements,
 )
 
-__all__ = ["MappedAttribute", "SiteMapping", "load_mapping"]
+__all__ = ["MappedAttribute", "SiteMapping", "default_mapping", "load_mapping"]
 
 #: Value types a mapped attribute may have (with their LDAP form, see ``mapping.py``).
 MAPPED_TYPES: Final = ("string", "boolean", "integer", "dateTime")
@@ -71,8 +76,19 @@ _ELEMENT = re.compile(
     r'^(?P<name>[A-Za-z]+)\[\s*type\s+eq\s+"(?P<type>[^"]+)"\s*\]\.(?P<sub>[A-Za-z]+)$',
     re.IGNORECASE,
 )
-#: Attributes the service maps itself (the profile): a site file may re-map only plain strings.
+#: Attributes the service maps itself: no file maps them.
 _OWN = frozenset({"id", "externalid", "username", "name", "emails", "active", "password", "meta"})
+#: The plain strings of RFC 7643 a profile's file maps (and a site's may map elsewhere).
+_PROFILE_STRINGS: Final = frozenset(
+    {
+        (USER_URN.lower(), "name", "givenname"),
+        (USER_URN.lower(), "name", "familyname"),
+        (USER_URN.lower(), "name", "formatted"),
+        (USER_URN.lower(), "displayname"),
+        (USER_URN.lower(), "title"),
+        (ENTERPRISE_URN.lower(), "employeenumber"),
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -107,9 +123,18 @@ class MappedAttribute:
 
     @property
     def path(self) -> tuple[str, ...]:
-        """Where the value sits in a canonical User: ``(name,)`` in the core, else
-        ``(schema, name)``."""
-        return (self.name,) if self.schema == USER_URN else (self.schema, self.name)
+        """Where the value sits in a canonical User: ``(name,)`` in the core (``(name, sub)``
+        for a sub-attribute such as ``name.givenName``), else ``(schema, name)``."""
+        if self.schema != USER_URN:
+            return (self.schema, self.name)
+        if self.sub is not None and self.element_type is None:
+            return (self.name, self.sub)
+        return (self.name,)
+
+    @property
+    def key(self) -> tuple[str, ...]:
+        """What two entries that map the same SCIM attribute share (case aside)."""
+        return (self.schema.lower(), *(p.lower() for p in self.filter_name.split(":")[-1:]))
 
     @property
     def filter_name(self) -> str:
@@ -117,6 +142,8 @@ class MappedAttribute:
         URN-qualified; an element: ``phoneNumbers[type eq "work"].value``)."""
         if self.element_type is not None:
             return f'{self.name}[type eq "{self.element_type}"].{self.sub}'
+        if self.sub is not None:
+            return f"{self.name}.{self.sub}"
         return self.name if self.schema == USER_URN else f"{self.schema}:{self.name}"
 
     def definition(self) -> Attribute:
@@ -141,11 +168,25 @@ class SiteMapping:
     users: tuple[MappedAttribute, ...] = ()
     schema_names: Mapping[str, tuple[str, str]] = field(default_factory=dict)
 
+    def extended_by(self, site: SiteMapping) -> SiteMapping:
+        """This mapping with ``site``'s: its entries added, or replacing the one that maps the
+        same SCIM attribute."""
+        replaced = {m.key for m in site.users}
+        kept = tuple(m for m in self.users if m.key not in replaced)
+        return SiteMapping(kept + site.users, {**self.schema_names, **site.schema_names})
+
     def schema_set(self, base: SchemaSet) -> SchemaSet:
-        """``base`` with every mapped attribute in its schema (a new extension where needed)."""
+        """``base`` with every mapped attribute it lacks in its schema (a new extension where
+        needed); what ``base`` defines already (the profile's strings) stays as it is."""
         result = base
         elements: dict[str, tuple[dict[str, None], dict[str, None]]] = {}
         for attribute in self.users:
+            if attribute.sub is not None and attribute.element_type is None:
+                continue  # a sub-attribute of name, defined by the core schema
+            schemas = {s.id.lower(): s for s in base.get("User")}
+            known = schemas.get(attribute.schema.lower())
+            if attribute.element_type is None and known and known.attribute(attribute.name):
+                continue
             if attribute.element_type is not None:
                 subs, types = elements.setdefault(attribute.name, ({}, {}))
                 subs[str(attribute.sub)] = types[attribute.element_type] = None
@@ -178,12 +219,22 @@ class _Problem(Exception):
         self.line = line
 
 
-def load_mapping(path: str | Path, stored: Sequence[tuple[str, ...]] = ()) -> SiteMapping:
-    """Read and check a mapping file.
+@functools.cache
+def default_mapping(profile: str) -> SiteMapping:
+    """The mapping a directory profile ships (``mappings/<profile>.toml`` in this package)."""
+    text = resources.files(__package__).joinpath("mappings", f"{profile}.toml").read_text("utf-8")
+    try:
+        return _checked(tomllib.loads(text), _header_lines(text), None)
+    except (tomllib.TOMLDecodeError, _Problem) as problem:  # a packaging defect, not a site's
+        raise RuntimeError(f"mappings/{profile}.toml: {problem}") from None
+
+
+def load_mapping(path: str | Path, base: SiteMapping | None = None) -> SiteMapping:
+    """Read and check a site's mapping file.
 
     :param path: the TOML file.
-    :param stored: SCIM locations (``("title",)``, ``(ENTERPRISE_URN, "employeeNumber")``) the
-        directory profile stores as plain strings: a site may map those elsewhere too.
+    :param base: the profile's mapping it extends: an LDAP attribute that already holds
+        another SCIM attribute there is refused too.
     :raises ConfigError: one line naming the file, the line and the problem.
     """
     where = f"SCIM_MAPPING_FILE {path}"
@@ -193,7 +244,7 @@ def load_mapping(path: str | Path, stored: Sequence[tuple[str, ...]] = ()) -> Si
         raise ConfigError(f"{where}: cannot be read ({error.strerror}).") from None
     try:
         document = tomllib.loads(text)
-        return _checked(document, _header_lines(text), stored)
+        return _checked(document, _header_lines(text), base)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{where}: not valid TOML: {error}.") from None
     except _Problem as problem:
@@ -206,7 +257,7 @@ def _header_lines(text: str) -> list[int]:
 
 
 def _checked(
-    document: Mapping[str, Any], lines: list[int], stored: Sequence[tuple[str, ...]]
+    document: Mapping[str, Any], lines: list[int], base: SiteMapping | None
 ) -> SiteMapping:
     unknown = set(document) - {"user", "schema"}
     if unknown:
@@ -215,27 +266,37 @@ def _checked(
     if not isinstance(entries, list):
         raise _Problem("'user' must be written as [[user]] tables, one per attribute.")
     users: list[MappedAttribute] = []
-    seen_scim: dict[str, int] = {}
-    seen_ldap: dict[str, int] = {}
-    restored = {tuple(p.lower() for p in location) for location in stored}
+    seen_scim: set[tuple[str, ...]] = set()
+    seen_ldap: set[str] = set()
     for index, entry in enumerate(entries):
         line = lines[index] if index < len(lines) else None
         try:
-            attribute = _attribute(entry, restored)
+            attribute = _attribute(entry)
         except _Problem as problem:
             raise _Problem(str(problem), line) from None
-        scim_key = f"{attribute.schema}:{attribute.filter_name}".lower()
-        if scim_key in seen_scim:
+        if attribute.key in seen_scim:
             raise _Problem(f"{attribute.filter_name} is mapped twice.", line)
         if attribute.ldap.lower() in seen_ldap:
             raise _Problem(f"the LDAP attribute {attribute.ldap} holds two attributes.", line)
-        seen_scim[scim_key] = seen_ldap[attribute.ldap.lower()] = index
+        seen_scim.add(attribute.key)
+        seen_ldap.add(attribute.ldap.lower())
         users.append(attribute)
-    names = _schema_names(document.get("schema", {}))
-    return SiteMapping(tuple(users), names)
+    mapping = SiteMapping(tuple(users), _schema_names(document.get("schema", {})))
+    if base is not None:
+        merged = base.extended_by(mapping)
+        for index, attribute in enumerate(mapping.users):
+            holders = [m for m in merged.users if m.ldap.lower() == attribute.ldap.lower()]
+            if len(holders) > 1:
+                other = next(m for m in holders if m is not attribute)
+                raise _Problem(
+                    f"the LDAP attribute {attribute.ldap} holds {other.filter_name} already "
+                    "(the profile's mapping); map that one elsewhere too.",
+                    lines[index] if index < len(lines) else None,
+                )
+    return mapping
 
 
-def _attribute(entry: Any, stored: set[tuple[str, ...]]) -> MappedAttribute:
+def _attribute(entry: Any) -> MappedAttribute:
     if not isinstance(entry, dict):
         raise _Problem("a [[user]] entry must be a table.")
     unknown = set(entry) - _KEYS
@@ -250,7 +311,10 @@ def _attribute(entry: Any, stored: set[tuple[str, ...]]) -> MappedAttribute:
     if element is not None:
         return _element(entry, element)
     schema, _, name = scim.strip().rpartition(":")
-    schema = schema or USER_URN
+    schema = _canonical(schema or USER_URN)
+    top, dot, sub = name.partition(".")
+    if dot and (schema.lower(), top.lower(), sub.lower()) in _PROFILE_STRINGS:
+        return _profile_string(entry, sub)
     if not _ATTRIBUTE_NAME.match(name):
         raise _Problem(f"{scim!r} does not name one attribute (sub-attributes are not mapped).")
     standard = {a.name.lower(): a for a in STANDARD_USER_ATTRIBUTES.get(_canonical(schema), ())}
@@ -258,8 +322,7 @@ def _attribute(entry: Any, stored: set[tuple[str, ...]]) -> MappedAttribute:
     given_type = entry.get("type")
     if schema in (USER_URN, ENTERPRISE_URN):
         definition = standard.get(name.lower())
-        location = (name.lower(),) if schema == USER_URN else (schema.lower(), name.lower())
-        if definition is None and location not in stored:
+        if definition is None and (schema.lower(), name.lower()) not in _PROFILE_STRINGS:
             if schema == USER_URN and name.lower() in _OWN:
                 raise _Problem(f"{name} is mapped by the service itself; it cannot be re-mapped.")
             raise _Problem(f"{scim!r} is not an RFC 7643 attribute this file can map.")
@@ -285,6 +348,20 @@ def _attribute(entry: Any, stored: set[tuple[str, ...]]) -> MappedAttribute:
         mutability=_choice(entry, "mutability", get_args(MutabilityKind), "readWrite"),
         returned=_choice(entry, "returned", get_args(ReturnedKind), "default"),
         description=str(entry.get("description", description)),
+    )
+
+
+def _profile_string(entry: Mapping[str, Any], sub: str) -> MappedAttribute:
+    """``name.givenName`` and its siblings: strings of the core schema's ``name``."""
+    subs = {"givenname": "givenName", "familyname": "familyName", "formatted": "formatted"}
+    if entry.get("filter") or entry.get("type", "string") != "string":
+        raise _Problem(f"name.{subs[sub.lower()]} is a string and cannot be filtered here.")
+    return MappedAttribute(
+        schema=USER_URN,
+        name="name",
+        ldap=str(entry["ldap"]),
+        object_class=_optional_name(entry, "object_class"),
+        sub=subs[sub.lower()],
     )
 
 
