@@ -1005,3 +1005,123 @@ def test_the_shipped_mapping_example_round_trips_every_attribute(
     assert not any(entry.get(m.ldap) for m in values), entry
     left = body_of(http("GET", "/Users/" + user["id"]))
     assert not any(a.name in left.get(a.schema, left) for a in values), left
+
+
+def test_entra_default_attributes_round_trip_in_both_patch_forms(
+    directory, directory_backend, other_service
+):
+    """Every attribute of Entra ID's default user mapping, with the shipped example mapping:
+    a create, then each value changed with one operation per attribute (Entra's default
+    PATCH) and again with one path-less replace of dotted and URN keys (its 2020 behaviour);
+    each time every value is stored and comes back as sent. Then each optional one is
+    cleared with "" and is gone."""
+    example = Path(__file__).resolve().parents[2] / "examples" / "mapping"
+    mapping = load_mapping(
+        example / f"{directory.dialect}.toml", default_mapping(directory.dialect)
+    )
+    backend, http = other_service(mapping=mapping)
+    manager = new_user(http)
+    token = f"{uuid.uuid4().int % 10**6:06d}"
+
+    def values(round_: str) -> dict[str, Any]:
+        # Entra's default attribute mappings: target attribute -> a value of this round.
+        country = "CH" if round_ == "a" else "DE"
+        plain = {
+            "displayName": f"Dee {round_}{token}",
+            "title": f"Title {round_}",
+            "preferredLanguage": "de-CH" if round_ == "a" else "fr-CH",
+            "name.givenName": f"Given{round_}",
+            "name.familyName": f"Family{round_}",
+            "externalId": f"nick{round_}{token}",
+            'phoneNumbers[type eq "work"].value': f"+41 44 1{token}",
+            'phoneNumbers[type eq "mobile"].value': f"+41 79 2{token}",
+            'phoneNumbers[type eq "fax"].value': f"+41 44 3{token}",
+            'addresses[type eq "work"].streetAddress': f"Street {round_} 1",
+            'addresses[type eq "work"].locality': f"Town {round_}",
+            'addresses[type eq "work"].region': f"Region {round_}",
+            'addresses[type eq "work"].postalCode': f"80{token[:2]}",
+            f"{ENTERPRISE}:employeeNumber": f"E{round_}{token}",
+            f"{ENTERPRISE}:department": f"Dept {round_}",
+        }
+        if round_ == "b":
+            plain = {
+                k: v.replace("+41 44 1", "+41 44 4") if "work" in k else v for k, v in plain.items()
+            }
+        plain['addresses[type eq "work"].country'] = country
+        return plain
+
+    def read(resource: dict[str, Any], path: str) -> Any:
+        if "[" in path:
+            name, rest = path.split("[", 1)
+            kind = rest.split('"')[1]
+            sub = rest.rsplit(".", 1)[1]
+            found = [e for e in resource.get(name, []) if e.get("type") == kind]
+            return found[0].get(sub) if found else None
+        if path.startswith(ENTERPRISE):
+            return resource.get(ENTERPRISE, {}).get(path.rsplit(":", 1)[1])
+        holder: Any = resource
+        for part in path.split("."):
+            holder = holder.get(part) if isinstance(holder, dict) else None
+        return holder
+
+    def check(user_id: str, expected: dict[str, Any]) -> None:
+        fetched = body_of(http("GET", "/Users/" + user_id))
+        for path, value in expected.items():
+            assert read(fetched, path) == value, (path, fetched)
+
+    first = values("a")
+    body = {
+        "userName": f"Entra.User{token}@Contoso.example",
+        "active": True,
+        "emails": [{"value": f"entra{token}@contoso.example", "type": "work", "primary": True}],
+        "name": {"givenName": first["name.givenName"], "familyName": first["name.familyName"]},
+        "displayName": first["displayName"],
+        "title": first["title"],
+        "preferredLanguage": first["preferredLanguage"],
+        "externalId": first["externalId"],
+        "phoneNumbers": [
+            {"type": kind, "value": first[f'phoneNumbers[type eq "{kind}"].value']}
+            for kind in ("work", "mobile", "fax")
+        ],
+        "addresses": [
+            {
+                "type": "work",
+                **{
+                    sub: first[f'addresses[type eq "work"].{sub}']
+                    for sub in ("streetAddress", "locality", "region", "postalCode", "country")
+                },
+            }
+        ],
+        ENTERPRISE: {
+            "employeeNumber": first[f"{ENTERPRISE}:employeeNumber"],
+            "department": first[f"{ENTERPRISE}:department"],
+            "manager": {"value": manager["id"]},
+        },
+    }
+    if backend.settings.external_id_attribute is None:
+        del body["externalId"], first["externalId"]
+    created = http("POST", "/Users", json=body)
+    assert created.status_code == 201, body_of(created)
+    user_id = body_of(created)["id"]
+    check(user_id, first)
+    second = values("b")
+    if "externalId" not in first:
+        del second["externalId"]
+    one_by_one = [{"op": "Replace", "path": path, "value": value} for path, value in second.items()]
+    assert patch(http, "/Users/" + user_id, *one_by_one).status_code == 200
+    check(user_id, second)
+    path_less = {k: v for k, v in first.items() if "[" not in k}
+    filtered = [{"op": "replace", "path": k, "value": v} for k, v in first.items() if "[" in k]
+    replaced = patch(http, "/Users/" + user_id, *filtered, {"op": "replace", "value": path_less})
+    assert replaced.status_code == 200, body_of(replaced)
+    check(user_id, first)
+    optional = [k for k in first if k not in ("name.givenName", "name.familyName")]
+    cleared = patch(
+        http,
+        "/Users/" + user_id,
+        *({"op": "replace", "path": k, "value": ""} for k in optional),
+        {"op": "replace", "path": "manager", "value": ""},
+    )
+    assert cleared.status_code == 200, body_of(cleared)
+    check(user_id, dict.fromkeys(optional))
+    assert ENTERPRISE not in body_of(cleared) or "manager" not in body_of(cleared)[ENTERPRISE]
