@@ -24,6 +24,7 @@ from scim_core.backends.ldap.sitemap import default_mapping, load_mapping
 from scim_core.testing._common import Binder
 
 ENTERPRISE = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"
+USER_SCHEMA = "urn:ietf:params:scim:schemas:core:2.0:User"
 PATCH_OP = "urn:ietf:params:scim:api:messages:2.0:PatchOp"
 TOKEN = "directories-token"
 PASSWORD = "Initial-Pa55word!"
@@ -1125,3 +1126,73 @@ def test_entra_default_attributes_round_trip_in_both_patch_forms(
     assert cleared.status_code == 200, body_of(cleared)
     check(user_id, dict.fromkeys(optional))
     assert ENTERPRISE not in body_of(cleared) or "manager" not in body_of(cleared)[ENTERPRISE]
+
+
+#: What Okta's SCIM 2.0 app sends by default beyond the service's own table (its profile
+#: mappings), with the attributes AD has no place for.
+OKTA_DEFAULTS = {
+    "nickName": "Babs",
+    "profileUrl": "https://profiles.example/babs",
+    "userType": "Employee",
+    "preferredLanguage": "en-US",
+    "locale": "en-US",
+    "timezone": "America/Los_Angeles",
+    f"{ENTERPRISE}:organization": "Universal Studios",
+    f"{ENTERPRISE}:division": "Theme Park",
+    f"{ENTERPRISE}:department": "Tour Operations",
+    f"{ENTERPRISE}:costCenter": "4130",
+}
+NOT_ON_AD = {"nickName", "locale", "timezone", f"{ENTERPRISE}:costCenter"}
+
+
+def test_okta_default_attributes_round_trip_through_create_put_and_patch(directory, other_service):
+    """Okta's default profile attributes with the shipped example mapping: created, changed by
+    a PUT (Okta's profile update) and by a path-less PATCH, each stored and returned as sent.
+    AD has no attribute for four of them: those are skipped there."""
+    example = Path(__file__).resolve().parents[2] / "examples" / "mapping"
+    base = default_mapping(directory.dialect)
+    _backend, http = other_service(
+        mapping=load_mapping(example / f"{directory.dialect}.toml", base)
+    )
+    kept = {
+        k: v for k, v in OKTA_DEFAULTS.items() if directory.dialect != "ad" or k not in NOT_ON_AD
+    }
+
+    def shaped(values: dict[str, str]) -> dict[str, Any]:
+        body: dict[str, Any] = {}
+        for key, value in values.items():
+            if key.startswith(ENTERPRISE):
+                body.setdefault(ENTERPRISE, {})[key.rsplit(":", 1)[1]] = value
+            else:
+                body[key] = value
+        return body
+
+    def stored(user_id: str) -> dict[str, str]:
+        fetched = body_of(http("GET", "/Users/" + user_id))
+        flat = {k: v for k, v in fetched.items() if k in OKTA_DEFAULTS}
+        flat.update({f"{ENTERPRISE}:{k}": v for k, v in fetched.get(ENTERPRISE, {}).items()})
+        return {k: v for k, v in flat.items() if k in OKTA_DEFAULTS}
+
+    user = new_user(http, **shaped(OKTA_DEFAULTS))
+    assert stored(user["id"]) == kept
+    changed = {
+        k: v + " 2" if not k.endswith(("Url", "locale", "Language")) else v
+        for k, v in OKTA_DEFAULTS.items()
+    }
+    put_body = {
+        "schemas": [USER_SCHEMA, ENTERPRISE],
+        "userName": user["userName"],
+        "name": user["name"],
+        "emails": user["emails"],
+        "active": True,
+        **shaped(changed),
+    }
+    assert http("PUT", "/Users/" + user["id"], json=put_body).status_code == 200
+    assert stored(user["id"]) == {k: changed[k] for k in kept}
+    path_less = {"op": "replace", "value": {"nickName": "Barbara", "userType": "Contractor"}}
+    assert patch(http, "/Users/" + user["id"], path_less).status_code == 200
+    expected = {k: changed[k] for k in kept}
+    expected["userType"] = "Contractor"
+    if "nickName" in kept:
+        expected["nickName"] = "Barbara"
+    assert stored(user["id"]) == expected
