@@ -187,12 +187,16 @@ def _target(ref: AttrRef, value_filter: Filter | None = None) -> _Target:
     return _Target(ref)
 
 
-# RFC 7643 §4.1 and §4.3 attributes this service does not store. Identity providers map
-# several of them by default (Entra ID: phoneNumbers, addresses, preferredLanguage, ...): a
-# PATCH naming one is skipped like an unknown key of a request body, while a path
-# naming anything else is still 400 invalidPath.
+# RFC 7643 §4.1 and §4.3 attributes a backend may not store (the LDAP plugin: unless a mapping
+# file maps them). Identity providers map several of them by default (Entra ID: phoneNumbers,
+# addresses, preferredLanguage, ...): a PATCH naming one that nothing stores is skipped like an
+# unknown key of a request body, while a path naming anything else is still 400 invalidPath.
 _UNSTORED_USER = frozenset(
     {
+        "displayname",
+        "title",
+        "name.formatted",
+        "employeenumber",
         "nickname",
         "profileurl",
         "usertype",

@@ -1188,3 +1188,19 @@ def test_okta_default_attributes_round_trip_through_create_put_and_patch(directo
     path_less = {"op": "replace", "value": {"nickName": "Barbara", "userType": "Contractor"}}
     assert patch(http, "/Users/" + user["id"], path_less).status_code == 200
     assert stored(user["id"]) == {**changed, "nickName": "Barbara", "userType": "Contractor"}
+
+
+def test_a_site_file_takes_a_profile_attribute_away(directory, other_service, tmp_path):
+    """``ldap = "none"`` for title: not written, not returned, not listed in /Schemas; a PATCH
+    of it is skipped, as for any attribute nothing stores."""
+    site = tmp_path / "site.toml"
+    site.write_text('[[user]]\nscim = "title"\nldap = "none"\n', encoding="utf-8")
+    backend, http = other_service(mapping=load_mapping(site, default_mapping(directory.dialect)))
+    user = new_user(http, title="Ignored")
+    assert "title" not in user and "title" not in body_of(http("GET", "/Users/" + user["id"]))
+    entry = backend._search(dn_of(backend, user), "(objectClass=*)", ["title"], scope="BASE")
+    assert not entry[0][0]["attributes"].get("title")
+    changed = patch(http, "/Users/" + user["id"], {"op": "replace", "path": "title", "value": "X"})
+    assert changed.status_code == 200 and "title" not in body_of(changed)
+    core = body_of(http("GET", "/Schemas/urn:ietf:params:scim:schemas:core:2.0:User"))
+    assert "title" not in [a["name"] for a in core["attributes"]]

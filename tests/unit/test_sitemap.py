@@ -208,3 +208,24 @@ def test_a_site_file_replaces_a_profile_entry_and_may_not_reuse_its_attribute(tm
     clash = write(tmp_path, '\n[[user]]\nscim = "nickName"\nldap = "SN"\n')
     with pytest.raises(ConfigError, match=r"line 2: the LDAP attribute SN holds name.familyName"):
         load_mapping(clash, BASE)
+
+
+def test_a_site_file_takes_a_profile_attribute_away_with_none(tmp_path):
+    path = write(
+        tmp_path,
+        '[[user]]\nscim = "title"\nldap = "none"\n\n'
+        '[[user]]\nscim = "name.formatted"\nldap = "none"\n',
+    )
+    merged = BASE.extended_by(load_mapping(path, BASE))
+    held = {m.filter_name for m in merged.users}
+    assert "title" not in held and "name.formatted" not in held and "displayName" in held
+    user = merged.schema_set(DEFAULT_SCHEMAS).get("User")[0]
+    assert user.attribute("title") is None and user.attribute("displayName") is not None
+    name = user.attribute("name")
+    assert name is not None and [s.name for s in name.sub_attributes] == [
+        "givenName",
+        "familyName",
+    ]
+    required = write(tmp_path, '[[user]]\nscim = "name.familyName"\nldap = "none"\n')
+    with pytest.raises(ConfigError, match=r"line 1: name\.familyName is required"):
+        load_mapping(required, BASE)

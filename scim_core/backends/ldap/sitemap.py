@@ -19,6 +19,10 @@ One ``[[user]]`` table per attribute::
     ldap = "telephoneNumber"               # (phoneNumbers, addresses), by type
 
     [[user]]
+    scim = "title"
+    ldap = "none"                          # the profile maps it: here it is not kept
+
+    [[user]]
     scim = "urn:example:params:scim:schemas:extension:acme:2.0:User:badgeNumber"
     ldap = "employeeType"                  # ... or the site's own extension schema
     type = "string"                        # string (default), boolean, integer, dateTime
@@ -71,6 +75,10 @@ _KEYS: Final = frozenset(
 )
 _LDAP_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9-]*$")
 _ATTRIBUTE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")  # RFC 7643 §2.1 ATTRNAME
+#: What no file may take away (``ldap = "none"``): a user always has them.
+_REQUIRED: Final = frozenset(
+    {(USER_URN.lower(), "name.givenname"), (USER_URN.lower(), "name.familyname")}
+)
 _USER_HEADER = re.compile(r"^\s*\[\[\s*user\s*\]\]")
 _ELEMENT = re.compile(
     r'^(?P<name>[A-Za-z]+)\[\s*type\s+eq\s+"(?P<type>[^"]+)"\s*\]\.(?P<sub>[A-Za-z]+)$',
@@ -167,13 +175,18 @@ class SiteMapping:
 
     users: tuple[MappedAttribute, ...] = ()
     schema_names: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    unmapped: tuple[MappedAttribute, ...] = ()
 
     def extended_by(self, site: SiteMapping) -> SiteMapping:
         """This mapping with ``site``'s: its entries added, or replacing the one that maps the
-        same SCIM attribute."""
-        replaced = {m.key for m in site.users}
+        same SCIM attribute, and its ``ldap = "none"`` entries taking the profile's away."""
+        replaced = {m.key for m in (*site.users, *site.unmapped)}
         kept = tuple(m for m in self.users if m.key not in replaced)
-        return SiteMapping(kept + site.users, {**self.schema_names, **site.schema_names})
+        return SiteMapping(
+            kept + site.users,
+            {**self.schema_names, **site.schema_names},
+            self.unmapped + site.unmapped,
+        )
 
     def schema_set(self, base: SchemaSet) -> SchemaSet:
         """``base`` with every mapped attribute it lacks in its schema (a new extension where
@@ -204,6 +217,9 @@ class SiteMapping:
         for name, (subs, types) in elements.items():
             definition = typed_elements(name, tuple(subs), tuple(types))
             result = result.with_attributes("User", USER_URN, (definition,))
+        for attribute in self.unmapped:
+            if attribute.element_type is None:  # elements: defined by those still mapped
+                result = result.without_attribute("User", attribute.schema, attribute.path[-1])
         return result
 
 
@@ -268,6 +284,7 @@ def _checked(
     users: list[MappedAttribute] = []
     seen_scim: set[tuple[str, ...]] = set()
     seen_ldap: set[str] = set()
+    unmapped: list[MappedAttribute] = []
     for index, entry in enumerate(entries):
         line = lines[index] if index < len(lines) else None
         try:
@@ -276,12 +293,18 @@ def _checked(
             raise _Problem(str(problem), line) from None
         if attribute.key in seen_scim:
             raise _Problem(f"{attribute.filter_name} is mapped twice.", line)
+        if attribute.ldap.lower() == "none":
+            if attribute.key in _REQUIRED:
+                raise _Problem(f"{attribute.filter_name} is required: it stays mapped.", line)
+            seen_scim.add(attribute.key)
+            unmapped.append(attribute)
+            continue
         if attribute.ldap.lower() in seen_ldap:
             raise _Problem(f"the LDAP attribute {attribute.ldap} holds two attributes.", line)
         seen_scim.add(attribute.key)
         seen_ldap.add(attribute.ldap.lower())
         users.append(attribute)
-    mapping = SiteMapping(tuple(users), _schema_names(document.get("schema", {})))
+    mapping = SiteMapping(tuple(users), _schema_names(document.get("schema", {})), tuple(unmapped))
     if base is not None:
         merged = base.extended_by(mapping)
         for index, attribute in enumerate(mapping.users):
