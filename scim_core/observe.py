@@ -13,6 +13,7 @@ import logging
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 __all__ = [
     "DirectoryObserver",
@@ -43,30 +44,27 @@ such as ``noSuchObject``, or ``unavailable``) and its duration in seconds."""
 _observers: list[DirectoryObserver] = []
 
 
+def _register(observers: list[Any], observer: Any) -> Callable[[], None]:
+    if observer not in observers:
+        observers.append(observer)
+
+    def remove() -> None:
+        if observer in observers:
+            observers.remove(observer)
+
+    return remove
+
+
 def add_directory_observer(observer: DirectoryObserver) -> Callable[[], None]:
     """Register ``observer`` for every directory operation of this process; returns a function
     that removes it again. Registering the same observer twice has no further effect."""
-    if observer not in _observers:
-        _observers.append(observer)
-
-    def remove() -> None:
-        if observer in _observers:
-            _observers.remove(observer)
-
-    return remove
+    return _register(_observers, observer)
 
 
 def add_dropped_attribute_observer(observer: DroppedAttributeObserver) -> Callable[[], None]:
     """Register ``observer`` for every attribute dropped in this process; returns a function
     that removes it again."""
-    if observer not in _dropped_observers:
-        _dropped_observers.append(observer)
-
-    def remove() -> None:
-        if observer in _dropped_observers:
-            _dropped_observers.remove(observer)
-
-    return remove
+    return _register(_dropped_observers, observer)
 
 
 def dropped_attribute(resource_type: str, name: str, *, standard: bool) -> None:

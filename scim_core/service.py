@@ -575,12 +575,13 @@ class ScimService:
                 request, self._group_or_404(group_id, Projection(include=frozenset({"id"})))
             )
         add, remove = list(plan.add), list(plan.remove)
+        current: Resource | None = None
         if plan.replace is not None:
             current = self._group_or_404(group_id, Projection())
             present = {m["value"] for m in current.get("members") or ()}
             add = [*add, *(v for v in plan.replace if v not in present)]
             remove = [*remove, *(v for v in present if v not in plan.replace)]
-        renamed = self._update_group(group_id, plan)
+        renamed = self._update_group(group_id, plan, current)
         if add or remove:
             try:
                 if not self.backend.change_members(group_id, add=add, remove=remove):
@@ -593,10 +594,11 @@ class ScimService:
         group = self._group_or_404(group_id, projection)
         return self._resource_response(200, group, "Group", request, projection)
 
-    def _update_group(self, group_id: str, plan: _MembershipPlan) -> bool:
+    def _update_group(self, group_id: str, plan: _MembershipPlan, current: Resource | None) -> bool:
         """Write the group's new displayName (its id stays) and externalId where the backend
         keeps them (``update_group``); whether that wrote anything. What equals the stored
-        value is no change; a new name where the backend cannot rename is 400."""
+        value (``current``, read here unless the caller read it) is no change; a new name
+        where the backend cannot rename is 400."""
         wanted: dict[str, str | None] = {}
         if plan.display_name is not None:
             problem = group_name_problem(plan.display_name)
@@ -608,9 +610,10 @@ class ScimService:
             wanted["externalId"] = plan.external_id
         if not wanted:
             return False
-        current = self._group_or_404(
-            group_id, Projection(include=frozenset({"displayname", "externalid"}))
-        )
+        if current is None:
+            current = self._group_or_404(
+                group_id, Projection(include=frozenset({"displayname", "externalid"}))
+            )
         changes = {k: v for k, v in wanted.items() if v != current.get(k)}
         update = getattr(self.backend, "update_group", None)
         if "displayName" in changes and update is None:

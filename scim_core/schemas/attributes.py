@@ -460,21 +460,23 @@ class SchemaSet:
             schemas[index] = replace(current, attributes=kept + tuple(given.values()))
         return SchemaSet({**self.by_resource_type, resource_type: tuple(schemas)})
 
-    def without_attribute(self, resource_type: str, schema_id: str, name: str) -> SchemaSet:
-        """A new set where ``schema_id`` of ``resource_type`` lacks the attribute ``name``
-        (a top-level attribute, or a sub-attribute of ``name``'s complex parent when it is one
-        of its subs: ``formatted`` of ``name``)."""
+    def without_attribute(
+        self, resource_type: str, schema_id: str, name: str, sub: str | None = None
+    ) -> SchemaSet:
+        """A new set where ``schema_id`` of ``resource_type`` lacks the attribute ``name`` or,
+        with ``sub``, that sub-attribute of it (``name``, ``formatted``)."""
         schemas = list(self.get(resource_type))
-        folded = name.lower()
         for index, schema in enumerate(schemas):
             if schema.id.lower() != schema_id.lower():
                 continue
             kept = []
             for attribute in schema.attributes:
-                if attribute.name.lower() == folded:
-                    continue
-                subs = tuple(s for s in attribute.sub_attributes if s.name.lower() != folded)
-                if attribute.type == "complex" and attribute.name == "name":
+                if attribute.name.lower() == name.lower():
+                    if sub is None:
+                        continue
+                    subs = tuple(
+                        s for s in attribute.sub_attributes if s.name.lower() != sub.lower()
+                    )
                     attribute = replace(attribute, sub_attributes=subs)
                 kept.append(attribute)
             schemas[index] = replace(schema, attributes=tuple(kept))

@@ -7,6 +7,7 @@ check types and bounds. Unknown keys are dropped, never echoed.
 
 from __future__ import annotations
 
+import functools
 import stringprep
 import unicodedata
 from typing import Any
@@ -224,7 +225,8 @@ def _load(schema: Schema, resource: dict[str, Any], kind: str) -> dict[str, Any]
     return schema.dump(loaded)  # type: ignore[no-any-return]
 
 
-def mapped_attributes(schemas: SchemaSet) -> list[tuple[str | None, Attribute]]:
+@functools.lru_cache(maxsize=16)  # a service asks for its one set on every write
+def mapped_attributes(schemas: SchemaSet) -> tuple[tuple[str | None, Attribute], ...]:
     """(extension URN, or ``None`` for the core User schema; attribute) of every User
     attribute ``schemas`` holds beyond :data:`~scim_core.schemas.attributes.DEFAULT_SCHEMAS`
     (what a backend's mapping adds)."""
@@ -238,7 +240,7 @@ def mapped_attributes(schemas: SchemaSet) -> list[tuple[str | None, Attribute]]:
         for attribute in schema.attributes:
             if (schema.id.lower(), attribute.name.lower()) not in known:
                 added.append((None if index == 0 else schema.id, attribute))
-    return added
+    return tuple(added)
 
 
 def _carry_mapped(resource: dict[str, Any], checked: dict[str, Any], schemas: SchemaSet) -> None:

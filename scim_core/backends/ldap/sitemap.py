@@ -142,7 +142,7 @@ class MappedAttribute:
     @property
     def key(self) -> tuple[str, ...]:
         """What two entries that map the same SCIM attribute share (case aside)."""
-        return (self.schema.lower(), *(p.lower() for p in self.filter_name.split(":")[-1:]))
+        return (self.schema.lower(), self.filter_name.rsplit(":", 1)[-1].lower())
 
     @property
     def filter_name(self) -> str:
@@ -193,10 +193,10 @@ class SiteMapping:
         needed); what ``base`` defines already (the profile's strings) stays as it is."""
         result = base
         elements: dict[str, tuple[dict[str, None], dict[str, None]]] = {}
+        schemas = {s.id.lower(): s for s in base.get("User")}
         for attribute in self.users:
             if attribute.sub is not None and attribute.element_type is None:
                 continue  # a sub-attribute of name, defined by the core schema
-            schemas = {s.id.lower(): s for s in base.get("User")}
             known = schemas.get(attribute.schema.lower())
             if attribute.element_type is None and known and known.attribute(attribute.name):
                 continue
@@ -219,7 +219,9 @@ class SiteMapping:
             result = result.with_attributes("User", USER_URN, (definition,))
         for attribute in self.unmapped:
             if attribute.element_type is None:  # elements: defined by those still mapped
-                result = result.without_attribute("User", attribute.schema, attribute.path[-1])
+                result = result.without_attribute(
+                    "User", attribute.schema, attribute.name, attribute.sub
+                )
         return result
 
 
@@ -340,8 +342,7 @@ def _attribute(entry: Any) -> MappedAttribute:
         return _profile_string(entry, sub)
     if not _ATTRIBUTE_NAME.match(name):
         raise _Problem(f"{scim!r} does not name one attribute (sub-attributes are not mapped).")
-    standard = {a.name.lower(): a for a in STANDARD_USER_ATTRIBUTES.get(_canonical(schema), ())}
-    schema = _canonical(schema)
+    standard = {a.name.lower(): a for a in STANDARD_USER_ATTRIBUTES.get(schema, ())}
     given_type = entry.get("type")
     if schema in (USER_URN, ENTERPRISE_URN):
         definition = standard.get(name.lower())
