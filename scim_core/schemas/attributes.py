@@ -15,6 +15,8 @@ Nothing here knows about HTTP, LDAP or PATCH operations.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -56,7 +58,7 @@ ENTERPRISE_URN = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"
 GROUP_URN = "urn:ietf:params:scim:schemas:core:2.0:Group"
 SCHEMA_URN = "urn:ietf:params:scim:schemas:core:2.0:Schema"
 
-AttrType = Literal["string", "boolean", "complex", "reference", "dateTime", "integer"]
+AttrType = Literal["string", "boolean", "complex", "reference", "dateTime", "integer", "binary"]
 MutabilityKind = Literal["readWrite", "readOnly", "writeOnly", "immutable"]
 ReturnedKind = Literal["default", "always", "never", "request"]
 UniquenessKind = Literal["none", "server"]
@@ -579,6 +581,19 @@ def _text(attribute: Attribute, value: Any) -> str:
     raise _mismatch(attribute, "a string", value)
 
 
+def _binary(attribute: Attribute, value: Any) -> str:
+    """RFC 7643 §2.3.6: base64 (RFC 4648 §4) text, kept as sent."""
+    if isinstance(value, str):
+        try:
+            base64.b64decode(value, validate=True)
+        except binascii.Error:
+            raise InvalidValue(
+                f"Attribute '{attribute.name}' expects base64 (RFC 4648) text."
+            ) from None
+        return value
+    raise _mismatch(attribute, "base64 text", value)
+
+
 def _integer(attribute: Attribute, value: Any) -> int:
     if isinstance(value, int) and not isinstance(value, bool):
         return value
@@ -605,6 +620,7 @@ _SCALARS = {
     "reference": _text,
     "dateTime": _text,
     "integer": _integer,
+    "binary": _binary,
     "complex": _complex,
 }
 

@@ -455,6 +455,7 @@ _JSON_TYPES: dict[str, dict[str, Any]] = {
     "boolean": {"type": "boolean"},
     "integer": {"type": "integer"},
     "dateTime": {"type": "string", "format": "date-time"},
+    "binary": {"type": "string", "format": "byte"},
 }
 
 

@@ -173,8 +173,9 @@ class BackendContract:
 
     def test_unknown_attributes_are_ignored(self, client: Client) -> None:
         """Attributes the service does not store are ignored, never echoed back."""
-        created = client.ok("POST", "/Users", user_body(roles=[], nickName="ignored"))
-        assert "roles" not in created and "nickName" not in created
+        ims = [{"value": "ignored", "type": "xmpp"}]
+        created = client.ok("POST", "/Users", user_body(roles=[], ims=ims))
+        assert "roles" not in created and "ims" not in created
 
     def test_password_is_never_returned(self, client: Client) -> None:
         """A password is write-only: no response ever contains it."""

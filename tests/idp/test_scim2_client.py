@@ -41,7 +41,8 @@ def test_discovery_describes_what_the_service_stores(scim):
     assert {rt.name for rt in scim.provider.resource_types} == {"User", "Group"}
     user_model = scim.get_resource_model("User")
     assert {"user_name", "name", "emails", "active", "password"} <= set(user_model.model_fields)
-    assert "phone_numbers" not in user_model.model_fields
+    assert "phone_numbers" in user_model.model_fields  # the profile maps three types
+    assert "ims" not in user_model.model_fields and "photos" not in user_model.model_fields
 
 
 def test_users_lifecycle(scim, directory, run_id):

@@ -58,24 +58,49 @@ CRUD = {
 }
 # Groups keep members and, on OpenLDAP, an externalId: both projections are checked.
 GROUP_CRUD = CRUD
-# PATCH checks: one per attribute /Schemas lets a client write (add/replace) or remove.
+# PATCH checks: one per attribute /Schemas lets a client write (add/replace) or remove: the
+# profile's own mapping (Entra's and Okta's default attributes among them) included.
 USER_PATCHES = {
     "check_add_attribute": [
         "externalId",
         "displayName",
         "title",
         "password",
+        "preferredLanguage",
+        "userType",
+        "profileUrl",
+        "nickName",
+        "locale",
+        "timezone",
+        "phoneNumbers",
+        "addresses",
         "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User",
         "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:employeeNumber",
         "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:manager",
+        "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:department",
+        "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:organization",
+        "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:costCenter",
+        "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:division",
     ],
     "check_remove_attribute": [
         "externalId",
         "displayName",
         "title",
+        "preferredLanguage",
+        "userType",
+        "profileUrl",
+        "nickName",
+        "locale",
+        "timezone",
+        "phoneNumbers",
+        "addresses",
         "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User",
         "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:employeeNumber",
         "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:manager",
+        "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:department",
+        "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:organization",
+        "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:costCenter",
+        "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:division",
     ],
     "check_replace_attribute": [
         "externalId",
@@ -86,9 +111,21 @@ USER_PATCHES = {
         "emails",
         "active",
         "password",
+        "preferredLanguage",
+        "userType",
+        "profileUrl",
+        "nickName",
+        "locale",
+        "timezone",
+        "phoneNumbers",
+        "addresses",
         "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User",
         "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:employeeNumber",
         "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:manager",
+        "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:department",
+        "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:organization",
+        "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:costCenter",
+        "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:division",
     ],
 }
 # displayName is renamed in place (the id stays); externalId is kept on the scimGroup class.
@@ -147,7 +184,7 @@ def test_every_check_ran(results):
             ]
             assert urns_ran == urns, (resource_type, title)
     assert ran == expected
-    assert len(results) == 76
+    assert len(results) == 112
 
 
 def test_only_cross_type_search_is_skipped(results):

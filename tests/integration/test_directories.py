@@ -7,6 +7,7 @@ not expect must fail the operation at once, never after the timeout.
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import logging
 import threading
@@ -17,10 +18,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from ldap3 import MODIFY_REPLACE
+from ldap3.core.exceptions import LDAPOperationResult
 from scim_http import Http, make_app
 
 from scim_core.backends.ldap import LdapBackend, operations
 from scim_core.backends.ldap.sitemap import default_mapping, load_mapping
+from scim_core.backends.ldap.syntaxes import to_ldap
 from scim_core.testing._common import Binder
 
 ENTERPRISE = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"
@@ -356,18 +360,21 @@ def test_a_refused_password_leaves_the_whole_entry_as_it_was(
     assert record["id"] == user["id"] and "partial" not in record, record
 
 
-#: A value each directory refuses, where the service has no rule of its own about it:
-#: OpenLDAP and 389-DS hold mail as IA5String (ASCII), AD's title has at most 128 characters.
+#: Values each directory refuses, where the service has no rule of its own about them:
+#: OpenLDAP and 389-DS hold mail as IA5String (ASCII) and telephone numbers as
+#: PrintableStrings; AD's title has at most 128 characters, its telephoneNumber 64.
+_PHONE = {"phoneNumbers": [{"type": "work", "value": "+41 44 123 45 67 #2"}]}
 REFUSED_VALUES = {
-    "openldap": {"emails": [{"value": "d\u00f6rte@example.org", "primary": True}]},
-    "389ds": {"emails": [{"value": "d\u00f6rte@example.org", "primary": True}]},
-    "ad": {"title": "T" * 200},
+    "openldap": [{"emails": [{"value": "d\u00f6rte@example.org", "primary": True}]}, _PHONE],
+    "389ds": [{"emails": [{"value": "d\u00f6rte@example.org", "primary": True}]}, _PHONE],
+    "ad": [{"title": "T" * 200}, {"phoneNumbers": [{"type": "work", "value": "4" * 80}]}],
 }
 
 
+@pytest.mark.parametrize("case", [0, 1], ids=["mail-or-title", "telephone"])
 @pytest.mark.parametrize("form", ["PUT", "PATCH"])
 def test_a_refused_value_leaves_the_password_as_it_was(
-    http, directory, directory_backend, form, caplog
+    http, directory, directory_backend, form, case, caplog
 ):
     """The same request with a good new password and a value the directory refuses: 400,
     and the password is not changed either (it was, before the other attributes failed)."""
@@ -383,7 +390,7 @@ def test_a_refused_value_leaves_the_password_as_it_was(
             user,
             renamed=renamed,
             password=NEW_PASSWORD,
-            **REFUSED_VALUES[directory.dialect],
+            **REFUSED_VALUES[directory.dialect][case],
         )
     assert response.status_code == 400, body_of(response)
     assert_untouched(http, directory, directory_backend, user, before, renamed, NEW_PASSWORD)
@@ -702,7 +709,10 @@ def test_a_canary_password_never_reaches_a_log_or_an_answer(http, directory, cap
     """On each directory, including AD's unicodePwd (UTF-16LE) and ldap3's own protocol dump."""
     from ldap3.utils.log import EXTENDED, set_library_log_detail_level
 
-    canary = "Canary-Pw-" + uuid.uuid4().hex[:8]
+    # Letters a-f only: 389-DS refuses a password sharing 3 characters with the (digit) uid.
+    canary = "Canary-Pw-" + uuid.uuid4().hex[:8].translate(
+        str.maketrans("0123456789", "abcdefabcd")
+    )
     forms = (canary, canary.encode("utf-16-le").decode("latin-1"), repr(canary.encode("utf-16-le")))
     logging.getLogger("ldap3").setLevel(logging.DEBUG)
     set_library_log_detail_level(EXTENDED)
@@ -852,25 +862,28 @@ ACME = "urn:example:params:scim:schemas:extension:acme:2.0:User"
 def test_a_mapping_file_adds_attributes_without_code(
     directory, directory_backend, other_service, tmp_path
 ):
-    """A site mapping file: an RFC 7643 core and an enterprise attribute the profile leaves
-    out, and the site's own extension (a filterable string and an integer), each written,
-    stored in its LDAP attribute, returned as sent, listed in /Schemas and /ResourceTypes."""
+    """A site mapping file: an enterprise attribute of the profile held in another LDAP
+    attribute, and the site's own extension (a filterable string, an integer, octets), each
+    written, stored in its LDAP attribute, returned as sent, listed in /Schemas and
+    /ResourceTypes."""
     ad = directory.dialect == "ad"
-    department, level = ("department", "employeeID") if ad else ("departmentNumber", "roomNumber")
+    department, badge_attribute, level = (
+        ("physicalDeliveryOfficeName", "employeeID", "msDS-cloudExtensionAttribute5")
+        if ad
+        else ("ou", "carLicense", "roomNumber")
+    )
+    signature = "thumbnailPhoto" if ad else "audio"
+    octets = b"\x00\xffsigned\x80"  # not UTF-8: held and returned as octets
     mapping = tmp_path / "mapping.toml"
     mapping.write_text(
         f"""
-[[user]]
-scim = "preferredLanguage"
-ldap = "preferredLanguage"
-
 [[user]]
 scim = "{ENTERPRISE}:department"
 ldap = "{department}"
 
 [[user]]
 scim = "{ACME}:badgeNumber"
-ldap = "employeeType"
+ldap = "{badge_attribute}"
 filter = true
 description = "The badge printed on the card."
 
@@ -878,6 +891,11 @@ description = "The badge printed on the card."
 scim = "{ACME}:level"
 ldap = "{level}"
 type = "integer"
+
+[[user]]
+scim = "{ACME}:signature"
+ldap = "{signature}"
+type = "binary"
 
 [schema."{ACME}"]
 name = "AcmeUser"
@@ -890,23 +908,31 @@ name = "AcmeUser"
     extra = {
         "preferredLanguage": "de-CH",
         ENTERPRISE: {"department": "Finance"},
-        ACME: {"badgeNumber": badge, "level": 3},
+        ACME: {"badgeNumber": badge, "level": 3, "signature": base64.b64encode(octets).decode()},
     }
     user = new_user(http, **extra)
     fetched = body_of(http("GET", "/Users/" + user["id"]))
     for got in (user, fetched):
         assert got["preferredLanguage"] == "de-CH"
         assert got[ENTERPRISE]["department"] == "Finance"
-        assert got[ACME] == {"badgeNumber": badge, "level": 3}
+        assert got[ACME] == extra[ACME]
         assert ACME in got["schemas"]
+    default_department = base_ldap(base, f"{ENTERPRISE}:department")
     entry = backend._search(
         dn_of(backend, user),
         "(objectClass=*)",
-        ["preferredLanguage", department, "employeeType", level],
+        [department, default_department, badge_attribute, level, signature],
         scope="BASE",
     )[0][0]["attributes"]
-    assert entry["preferredLanguage"] == ["de-CH"] and entry[department] == ["Finance"]
-    assert entry["employeeType"] == [badge] and entry[level] == ["3"]
+    assert entry[department] == ["Finance"] and not entry.get(default_department)
+    assert entry[badge_attribute] == [badge] and entry[level] == ["3"]
+    assert entry[signature] == [octets]
+    not_base64 = patch(
+        http,
+        "/Users/" + user["id"],
+        {"op": "replace", "path": f"{ACME}:signature", "value": "not base64!"},
+    )
+    assert not_base64.status_code == 400 and body_of(not_base64)["scimType"] == "invalidValue"
     query = {"filter": f'{ACME}:badgeNumber eq "{badge}"'}
     found = body_of(http("GET", "/Users", query_string=query))["Resources"]
     assert [r["id"] for r in found] == [user["id"]]
@@ -920,14 +946,12 @@ name = "AcmeUser"
         {"op": "replace", "value": {"preferredLanguage": "fr", f"{ACME}:badgeNumber": ""}},
     )
     assert changed.status_code == 200, body_of(changed)
-    assert body_of(changed)[ACME] == {"level": 4}
+    assert body_of(changed)[ACME] == {"level": 4, "signature": extra[ACME]["signature"]}
     assert body_of(changed)["preferredLanguage"] == "fr"
     schemas = body_of(http("GET", "/Schemas/" + ACME))
     assert schemas["name"] == "AcmeUser"
-    assert [a["name"] for a in schemas["attributes"]] == ["badgeNumber", "level"]
-    assert [a["type"] for a in schemas["attributes"]] == ["string", "integer"]
-    core = body_of(http("GET", "/Schemas/urn:ietf:params:scim:schemas:core:2.0:User"))
-    assert "preferredLanguage" in [a["name"] for a in core["attributes"]]
+    assert [a["name"] for a in schemas["attributes"]] == ["badgeNumber", "level", "signature"]
+    assert [a["type"] for a in schemas["attributes"]] == ["string", "integer", "binary"]
     resource_type = body_of(http("GET", "/ResourceTypes/User"))
     assert ACME in [e["schema"] for e in resource_type["schemaExtensions"]]
     document = body_of(http("GET", "/openapi.json"))["components"]["schemas"]
@@ -935,32 +959,41 @@ name = "AcmeUser"
         properties = document[shape]["properties"]
         assert properties["preferredLanguage"] == {"type": "string"}
         assert properties[ACME]["properties"]["level"] == {"type": "integer"}
-    assert "department" in document["EnterpriseOut"]["properties"]
-    # Without the file the same request keeps none of it (and says nothing of it).
+        assert properties[ACME]["properties"]["signature"] == {"type": "string", "format": "byte"}
+    # Without the file the extension is neither kept nor listed, and the department is
+    # where the profile keeps it.
     plain = TimedHttp(make_app(directory_backend, TOKEN).test_client(), TOKEN)
     bare = body_of(plain("GET", path))
-    assert "preferredLanguage" not in bare and ACME not in bare
-    assert "department" not in bare.get(ENTERPRISE, {})
+    assert ACME not in bare and "department" not in bare.get(ENTERPRISE, {})
+    assert bare["preferredLanguage"] == "fr"
+    assert plain("GET", "/Schemas/" + ACME).status_code == 404
 
 
-def test_the_shipped_mapping_example_round_trips_every_attribute(
+def base_ldap(mapping, filter_name: str) -> str:
+    """The LDAP attribute ``mapping`` keeps ``filter_name`` in."""
+    return next(m.ldap for m in mapping.users if m.filter_name == filter_name)
+
+
+def test_the_profile_mapping_and_the_shipped_example_round_trip_every_attribute(
     directory, directory_backend, other_service
 ):
-    """examples/mapping/<directory>.toml: every attribute it maps (singular ones and the
-    typed elements of phoneNumbers and addresses) is written, stored in its LDAP attribute,
-    returned as sent, and cleared with "" on this directory."""
+    """The profile's own mapping extended by examples/mapping/<directory>.toml: every
+    attribute (singular ones and the typed elements of phoneNumbers and addresses) is written,
+    stored in its LDAP attribute in that attribute's syntax, returned as sent, and cleared
+    with "" on this directory."""
     example = Path(__file__).resolve().parents[2] / "examples" / "mapping"
     base = default_mapping(directory.dialect)
-    mapping = load_mapping(example / f"{directory.dialect}.toml", base)
-    backend, http = other_service(mapping=mapping)
+    site = load_mapping(example / f"{directory.dialect}.toml", base)
+    backend, http = other_service(mapping=site)
+    mapping = base.extended_by(site)
     token = uuid.uuid4().hex[:6]
 
     def value_of(attribute) -> str:
-        # Short values: AD's attributes have ranges (employeeID: 16 characters, c: 2).
+        # Short values: AD's attributes have ranges (employeeID: 16 characters).
         if attribute.name == "profileUrl":
             return f"https://example.org/{token}"
-        if attribute.sub == "country":
-            return "CH"
+        if attribute.sub == "formatted":
+            return f"Building {token}\nFloor $3, C:\\Mail"
         if attribute.name == "phoneNumbers":  # a number per type: equal values are one
             kind = ["work", "mobile", "fax"].index(str(attribute.element_type))
             return f"+41 4{kind} {int(token, 16) % 10**6:06d}"
@@ -984,7 +1017,7 @@ def test_the_shipped_mapping_example_round_trips_every_attribute(
             return resource
         return resource.setdefault(attribute.schema, {}) if create else resource[attribute.schema]
 
-    values = {m: value_of(m) for m in mapping.users}
+    values = {m: value_of(m) for m in mapping.users if m.name != "name"}
     body: dict[str, Any] = {}
     for attribute, value in values.items():
         holder_of(body, attribute, create=True)[attribute.sub or attribute.name] = value
@@ -996,7 +1029,8 @@ def test_the_shipped_mapping_example_round_trips_every_attribute(
     for attribute, value in values.items():
         for got in (user, fetched):
             assert holder_of(got, attribute)[attribute.sub or attribute.name] == value
-        assert entry[attribute.ldap] == [value], attribute
+        stored = to_ldap(attribute.syntax, attribute.filter_name, value)
+        assert entry[attribute.ldap] == [stored], attribute
     clear = [{"op": "replace", "path": attribute.filter_name, "value": ""} for attribute in values]
     cleared = patch(http, "/Users/" + user["id"], *clear)
     assert cleared.status_code == 200, body_of(cleared)
@@ -1011,16 +1045,13 @@ def test_the_shipped_mapping_example_round_trips_every_attribute(
 def test_entra_default_attributes_round_trip_in_both_patch_forms(
     directory, directory_backend, other_service
 ):
-    """Every attribute of Entra ID's default user mapping, with the shipped example mapping:
+    """Every attribute of Entra ID's default user mapping, with the profile's own mapping:
     a create, then each value changed with one operation per attribute (Entra's default
     PATCH) and again with one path-less replace of dotted and URN keys (its 2020 behaviour);
     each time every value is stored and comes back as sent. Then each optional one is
-    cleared with "" and is gone."""
-    example = Path(__file__).resolve().parents[2] / "examples" / "mapping"
-    mapping = load_mapping(
-        example / f"{directory.dialect}.toml", default_mapping(directory.dialect)
-    )
-    backend, http = other_service(mapping=mapping)
+    cleared with "" and is gone, set again, and cleared with null. (AD keeps no
+    name.formatted: its cn is the RDN.)"""
+    backend, http = other_service()
     manager = new_user(http)
     token = f"{uuid.uuid4().int % 10**6:06d}"
 
@@ -1041,6 +1072,7 @@ def test_entra_default_attributes_round_trip_in_both_patch_forms(
             'addresses[type eq "work"].locality': f"Town {round_}",
             'addresses[type eq "work"].region': f"Region {round_}",
             'addresses[type eq "work"].postalCode': f"80{token[:2]}",
+            'addresses[type eq "work"].formatted': f"Office {round_}{token}",
             f"{ENTERPRISE}:employeeNumber": f"E{round_}{token}",
             f"{ENTERPRISE}:department": f"Dept {round_}",
         }
@@ -1049,6 +1081,8 @@ def test_entra_default_attributes_round_trip_in_both_patch_forms(
                 k: v.replace("+41 44 1", "+41 44 4") if "work" in k else v for k, v in plain.items()
             }
         plain['addresses[type eq "work"].country'] = country
+        if directory.dialect != "ad":
+            plain["name.formatted"] = f"Given{round_} Family{round_}"
         return plain
 
     def read(resource: dict[str, Any], path: str) -> Any:
@@ -1075,7 +1109,7 @@ def test_entra_default_attributes_round_trip_in_both_patch_forms(
         "userName": f"Entra.User{token}@Contoso.example",
         "active": True,
         "emails": [{"value": f"entra{token}@contoso.example", "type": "work", "primary": True}],
-        "name": {"givenName": first["name.givenName"], "familyName": first["name.familyName"]},
+        "name": {k.split(".")[1]: v for k, v in first.items() if k.startswith("name.")},
         "displayName": first["displayName"],
         "title": first["title"],
         "preferredLanguage": first["preferredLanguage"],
@@ -1089,7 +1123,14 @@ def test_entra_default_attributes_round_trip_in_both_patch_forms(
                 "type": "work",
                 **{
                     sub: first[f'addresses[type eq "work"].{sub}']
-                    for sub in ("streetAddress", "locality", "region", "postalCode", "country")
+                    for sub in (
+                        "streetAddress",
+                        "locality",
+                        "region",
+                        "postalCode",
+                        "country",
+                        "formatted",
+                    )
                 },
             }
         ],
@@ -1116,7 +1157,7 @@ def test_entra_default_attributes_round_trip_in_both_patch_forms(
     replaced = patch(http, "/Users/" + user_id, *filtered, {"op": "replace", "value": path_less})
     assert replaced.status_code == 200, body_of(replaced)
     check(user_id, first)
-    optional = [k for k in first if k not in ("name.givenName", "name.familyName")]
+    optional = [k for k in first if not k.startswith("name.")]
     cleared = patch(
         http,
         "/Users/" + user_id,
@@ -1126,6 +1167,17 @@ def test_entra_default_attributes_round_trip_in_both_patch_forms(
     assert cleared.status_code == 200, body_of(cleared)
     check(user_id, dict.fromkeys(optional))
     assert ENTERPRISE not in body_of(cleared) or "manager" not in body_of(cleared)[ENTERPRISE]
+    # Set again, then cleared with null.
+    again = patch(http, "/Users/" + user_id, *filtered, {"op": "replace", "value": path_less})
+    assert again.status_code == 200, body_of(again)
+    check(user_id, first)
+    nulled = patch(
+        http,
+        "/Users/" + user_id,
+        *({"op": "replace", "path": k, "value": None} for k in optional),
+    )
+    assert nulled.status_code == 200, body_of(nulled)
+    check(user_id, dict.fromkeys(optional))
 
 
 #: What Okta's SCIM 2.0 app sends by default beyond the service's own table (its profile
@@ -1145,14 +1197,10 @@ OKTA_DEFAULTS = {
 
 
 def test_okta_default_attributes_round_trip_through_create_put_and_patch(directory, other_service):
-    """Okta's default profile attributes with the shipped example mapping: created, changed by
+    """Okta's default profile attributes with the profile's own mapping: created, changed by
     a PUT (Okta's profile update) and by a path-less PATCH, each stored and returned as sent.
     (AD holds four of them in its cloud extension attributes.)"""
-    example = Path(__file__).resolve().parents[2] / "examples" / "mapping"
-    base = default_mapping(directory.dialect)
-    _backend, http = other_service(
-        mapping=load_mapping(example / f"{directory.dialect}.toml", base)
-    )
+    _backend, http = other_service()
 
     def shaped(values: dict[str, str]) -> dict[str, Any]:
         body: dict[str, Any] = {}
@@ -1204,3 +1252,17 @@ def test_a_site_file_takes_a_profile_attribute_away(directory, other_service, tm
     assert changed.status_code == 200 and "title" not in body_of(changed)
     core = body_of(http("GET", "/Schemas/urn:ietf:params:scim:schemas:core:2.0:User"))
     assert "title" not in [a["name"] for a in core["attributes"]]
+
+
+def test_the_syntax_a_mapping_names_is_the_directorys(directory, directory_backend):
+    """What the profile's mapping checks before a write is what the directory refuses: a
+    telephone number is a PrintableString on OpenLDAP and 389-DS; AD takes it as written."""
+    user = new_user(TimedHttp(make_app(directory_backend, TOKEN).test_client(), TOKEN))
+    dn = dn_of(directory_backend, user)
+    change = {"telephoneNumber": [(MODIFY_REPLACE, ["+41 44 1 #2"])]}
+    try:
+        directory_backend.connections.run(lambda c: operations.modify(c, dn, change))
+        refused = None
+    except LDAPOperationResult as error:
+        refused = error.result
+    assert refused == (None if directory.dialect == "ad" else 21)

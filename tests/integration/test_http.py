@@ -35,7 +35,10 @@ def test_discovery_with_a_token(http):
     user = next(s for s in schemas["Resources"] if s["id"].endswith(":User"))
     names = {a["name"] for a in user["attributes"]}
     assert {"userName", "name", "emails", "active", "password"} <= names
-    assert "phoneNumbers" not in names  # only what the service stores faithfully
+    assert "ims" not in names and "photos" not in names  # only what the service stores
+    phones = next(a for a in user["attributes"] if a["name"] == "phoneNumbers")
+    assert [s["name"] for s in phones["subAttributes"]] == ["value", "type"]
+    assert phones["subAttributes"][1]["canonicalValues"] == ["work", "mobile", "fax"]
 
 
 @pytest.mark.parametrize("token", [None, "wrong-token"])

@@ -319,3 +319,12 @@ def test_every_attribute_renders_all_required_characteristics() -> None:
 
     for schema in (USER_SCHEMA, ENTERPRISE_USER_SCHEMA, GROUP_SCHEMA):
         walk(to_schema_json(schema)["attributes"])
+
+
+def test_coerce_binary_keeps_base64_text_and_refuses_the_rest() -> None:
+    photo = Attribute("photo", "binary", case_exact=True)
+    assert coerce(photo, "AP8Q") == "AP8Q"
+    for wrong in ("not base64!", "AP8", 12):
+        with pytest.raises(InvalidValue) as refused:
+            coerce(photo, wrong)
+        assert "not base64" not in refused.value.detail

@@ -30,7 +30,7 @@ ldap = "preferredLanguage"
 
 [[user]]
 scim = "{ENTERPRISE_URN}:costCenter"
-ldap = "departmentNumber"
+ldap = "businessCategory"
 
 [[user]]
 scim = "title"
@@ -229,3 +229,38 @@ def test_a_site_file_takes_a_profile_attribute_away_with_none(tmp_path):
     required = write(tmp_path, '[[user]]\nscim = "name.familyName"\nldap = "none"\n')
     with pytest.raises(ConfigError, match=r"line 1: name\.familyName is required"):
         load_mapping(required, BASE)
+
+
+def test_a_syntax_is_named_for_strings_only(tmp_path):
+    path = write(
+        tmp_path,
+        f'[[user]]\nscim = "{ACME}:pager"\nldap = "pager"\nsyntax = "telephoneNumber"\n',
+    )
+    assert load_mapping(path, BASE).users[0].syntax == "telephoneNumber"
+    for entry, problem in [
+        ('syntax = "phone"', "'syntax' must be one of directoryString, printableString"),
+        ('type = "integer"\nsyntax = "ia5String"', "'syntax' applies to strings"),
+        ('syntax = "postalAddress"\nfilter = true', "a postalAddress cannot be filtered"),
+    ]:
+        wrong = write(tmp_path, f'[[user]]\nscim = "{ACME}:n"\nldap = "x"\n{entry}\n')
+        with pytest.raises(ConfigError, match=f"line 1: {problem}"):
+            load_mapping(wrong, BASE)
+
+
+def test_a_binary_attribute_is_base64_octets_and_never_filtered(tmp_path):
+    from scim_core.backends.ldap.mapping import UserMapping
+    from scim_core.backends.ldap.profiles import OPENLDAP
+
+    path = write(tmp_path, f'[[user]]\nscim = "{ACME}:photo"\nldap = "audio"\ntype = "binary"\n')
+    (photo,) = load_mapping(path, BASE).users
+    assert (photo.type, photo.definition().case_exact) == ("binary", True)
+    mapping = UserMapping(OPENLDAP, "ou=people,dc=example,dc=org", mapped=(photo,))
+    values = mapping.to_attributes({"userName": "a", ACME: {"photo": "AP8Q"}}, None)
+    assert values["audio"] == [b"\x00\xff\x10"]
+    read = mapping.to_resource({"entryUUID": ["u"], "uid": ["a"], "audio": [b"\x00\xff\x10"]}, None)
+    assert read[ACME] == {"photo": "AP8Q"}
+    filtered = write(
+        tmp_path, f'[[user]]\nscim = "{ACME}:p"\nldap = "x"\ntype = "binary"\nfilter = true\n'
+    )
+    with pytest.raises(ConfigError, match="line 1: a binary attribute cannot be filtered"):
+        load_mapping(filtered, BASE)

@@ -35,6 +35,7 @@ from scim_core.backends.ldap import operations
 from scim_core.backends.ldap.capabilities import Capabilities
 from scim_core.backends.ldap.connection import ConnectionFactory
 from scim_core.backends.ldap.controls import (
+    Control,
     assertion,
     parse_post_read,
     post_read,
@@ -224,17 +225,6 @@ class LdapBackend:
         self.settings = settings
         self.profile: DirectoryProfile = PROFILES[settings.dialect]
         self.connections = connections or ConnectionFactory(settings)
-        if settings.dry_run:
-            self.connections.planner = Planner(
-                id_attribute=self.profile.id_attribute,
-                new_id=lambda: self.profile.id_value(str(uuid.uuid4())),
-                password_attributes=(
-                    "userPassword",
-                    *filter(None, [self.profile.password_attribute]),
-                ),
-                binary=self.profile.binary,
-                ldif_file=settings.dry_run_ldif,
-            )
         mapping = default_mapping(settings.dialect).extended_by(settings.mapping)
         self.users = UserMapping(
             profile=self.profile,
@@ -245,6 +235,25 @@ class LdapBackend:
             user_name_attribute=settings.user_name_attribute,
             normalize=normalize,
             mapped=mapping.users,
+        )
+        mapped_octets = {m.ldap.lower() for m in mapping.users if m.type == "binary"}
+        #: Attributes read as octets: the profile's and the mapping's binary ones.
+        self.binary: frozenset[str] = self.profile.binary | mapped_octets
+        if settings.dry_run:
+            self.connections.planner = Planner(
+                id_attribute=self.profile.id_attribute,
+                new_id=lambda: self.profile.id_value(str(uuid.uuid4())),
+                password_attributes=(
+                    "userPassword",
+                    *filter(None, [self.profile.password_attribute]),
+                ),
+                binary=self.binary,
+                ldif_file=settings.dry_run_ldif,
+            )
+        # ldap3 decodes a post-read entry itself, and text that is not UTF-8 as Latin-1: an
+        # entry with mapped octets is read back with a search instead.
+        self._read_back: Control | None = (
+            None if mapped_octets else post_read(self.users.read_attributes)
         )
         self.schemas: SchemaSet = _group_schema(settings, mapping.schema_set(DEFAULT_SCHEMAS))
         #: (resource type, attribute, operator) a filter may use beyond the policy's own.
@@ -312,7 +321,7 @@ class LdapBackend:
                     scope,
                     attributes,
                     controls,
-                    self.profile.binary,
+                    self.binary,
                 )
             except LDAPOperationResult as error:
                 # No such base: nothing matches.
@@ -654,7 +663,7 @@ class LdapBackend:
             values["objectClass"] = self.users.object_classes(True)
         # The new entry comes back with the add (post-read) unless a password is set after it,
         # which changes the version again.
-        read = [post_read(self.users.read_attributes)] if password is None or in_add else None
+        read = [self._read_back] if self._read_back and (password is None or in_add) else None
 
         def add(connection: Connection) -> Mapping[str, Any] | None:
             if password is not None and in_add:
@@ -896,7 +905,7 @@ class LdapBackend:
             again on a new connection: a password history would refuse a password the first
             attempt had set.
         """
-        controls = [*guard, post_read(self.users.read_attributes)]
+        controls = [*guard, *filter(None, [self._read_back])]
 
         def send(
             connection: Connection, changes: Mapping[str, Sequence[tuple[str, Sequence[Any]]]]

@@ -7,6 +7,7 @@ of the current and the desired resource, attribute by attribute.
 
 from __future__ import annotations
 
+import base64
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from scim_core.backend import Resource
 from scim_core.backends.ldap.escape import filter_value
 from scim_core.backends.ldap.profiles import Change, DirectoryProfile
 from scim_core.backends.ldap.sitemap import MappedAttribute, default_mapping
+from scim_core.backends.ldap.syntaxes import from_ldap, to_ldap
 from scim_core.errors import InvalidValue
 from scim_core.normalize import Normalizer, normalize_username
 from scim_core.schemas.resources import ENTERPRISE_URN
@@ -98,6 +100,16 @@ def _iso_to_generalized(value: Any) -> str:
     return moment.astimezone(UTC).strftime("%Y%m%d%H%M%SZ")
 
 
+def _base64_octets(value: Any) -> bytes:
+    """Base64 text (checked when the request was read) -> the octets LDAP holds."""
+    return base64.b64decode(str(value), validate=True)
+
+
+def _base64_text(raw: Any) -> str:
+    octets = raw if isinstance(raw, bytes) else str(raw).encode("utf-8")
+    return base64.b64encode(octets).decode("ascii")
+
+
 def _integer_of(raw: Any) -> int | None:
     try:
         return int(str(raw))
@@ -109,15 +121,17 @@ def _integer_of(raw: Any) -> int | None:
 _TEXT_TYPES = frozenset({"string", "reference"})
 
 #: A mapped attribute's value in its LDAP form (RFC 4517 syntaxes), and back.
-_TO_LDAP: Mapping[str, Callable[[Any], str]] = {
+_TO_LDAP: Mapping[str, Callable[[Any], str | bytes]] = {
     "boolean": _boolean_text,
     "integer": str,
     "dateTime": _iso_to_generalized,
+    "binary": _base64_octets,
 }
 _FROM_LDAP: Mapping[str, Callable[[Any], Any]] = {
     "boolean": _is_true,
     "integer": _integer_of,
     "dateTime": generalized_to_iso,
+    "binary": _base64_text,
 }
 
 
@@ -135,6 +149,13 @@ def _element_of(
     element = {"type": mapped.element_type}
     elements.append(element)
     return element
+
+
+def _ldap_form(mapped: MappedAttribute, value: Any) -> list[str]:
+    """The LDAP values of a mapped string (none for an unassigned one), in its syntax."""
+    if value in (None, ""):
+        return []
+    return [to_ldap(mapped.syntax, mapped.filter_name, str(value))]
 
 
 def _get(resource: Mapping[str, Any], path: Sequence[str]) -> Any:
@@ -191,13 +212,14 @@ class UserMapping:
         return self.mapped or ()
 
     @property
+    def plain(self) -> tuple[MappedAttribute, ...]:
+        """Every single-valued string stored (held as written, in its LDAP syntax)."""
+        return tuple(m for m in self._mapped if m.type in _TEXT_TYPES and m.element_type is None)
+
+    @property
     def strings(self) -> tuple[tuple[tuple[str, ...], str], ...]:
         """(SCIM location, LDAP attribute) of every single-valued string stored."""
-        return tuple(
-            (m.path, m.ldap)
-            for m in self._mapped
-            if m.type in _TEXT_TYPES and m.element_type is None
-        )
+        return tuple((m.path, m.ldap) for m in self.plain)
 
     @property
     def typed(self) -> tuple[MappedAttribute, ...]:
@@ -338,10 +360,10 @@ class UserMapping:
             external_id = first(attributes, self.external_id_attribute)
             if external_id is not None:
                 resource["externalId"] = str(external_id)
-        for path, ldap in self.strings:
-            value = first(attributes, ldap)
+        for mapped in self.plain:
+            value = first(attributes, mapped.ldap)
             if value is not None:
-                _set(resource, path, str(value))
+                _set(resource, mapped.path, from_ldap(mapped.syntax, str(value)))
         for mapped in self.typed:
             raw = first(attributes, mapped.ldap)
             converted = None if raw is None else _FROM_LDAP[mapped.type](raw)
@@ -352,7 +374,7 @@ class UserMapping:
             if raw is not None:
                 element = _element_of(resource.setdefault(mapped.name, []), mapped, create=True)
                 if element is not None:
-                    element[str(mapped.sub)] = str(raw)
+                    element[str(mapped.sub)] = from_ldap(mapped.syntax, str(raw))
         mails = all_values(attributes, "mail")
         if mails:
             # mail has no "primary": the first value is the primary address, unless the flag
@@ -384,25 +406,25 @@ class UserMapping:
 
     def to_attributes(
         self, resource: Mapping[str, Any], manager_dn: str | None
-    ) -> dict[str, list[str]]:
+    ) -> dict[str, list[Any]]:
         """The LDAP values a resource implies (userName and active excluded: naming and profile).
 
         ``cn`` is required by inetOrgPerson: it defaults to "givenName familyName".
 
         :raises InvalidValue: for several emails where the directory holds one (AD's mail),
-            or an address outside ASCII where ``mail`` is an IA5String (RFC 4524).
+            an address outside ASCII where ``mail`` is an IA5String (RFC 4524), or a value
+            outside its mapped LDAP syntax: refused before any write.
         """
-        values: dict[str, list[str]] = {}
-        for path, ldap in self.strings:
-            value = _get(resource, path)
-            values[ldap] = [str(value)] if value not in (None, "") else []
+        values: dict[str, list[Any]] = {}
+        for mapped in self.plain:
+            values[mapped.ldap] = _ldap_form(mapped, _get(resource, mapped.path))
         for mapped in self.typed:
             value = _get(resource, mapped.path)
             values[mapped.ldap] = [] if value is None else [_TO_LDAP[mapped.type](value)]
         for mapped in self.elements:
             element = _element_of(resource.get(mapped.name) or [], mapped, create=False)
             value = element.get(str(mapped.sub)) if element is not None else None
-            values[mapped.ldap] = [str(value)] if value not in (None, "") else []
+            values[mapped.ldap] = _ldap_form(mapped, value)
         if "cn" in values and not values["cn"]:
             given = _get(resource, ("name", "givenName")) or ""
             family = _get(resource, ("name", "familyName")) or ""

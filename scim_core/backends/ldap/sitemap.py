@@ -25,7 +25,8 @@ One ``[[user]]`` table per attribute::
     [[user]]
     scim = "urn:example:params:scim:schemas:extension:acme:2.0:User:badgeNumber"
     ldap = "employeeType"                  # ... or the site's own extension schema
-    type = "string"                        # string (default), boolean, integer, dateTime
+    type = "string"                        # string (default), boolean, integer, dateTime, binary
+    syntax = "directoryString"             # the LDAP attribute's, if narrower (syntaxes.py)
     filter = true                          # `eq` allowed in filters
     object_class = "acmePerson"            # added to an entry that gets a value
     mutability = "readWrite"               # readWrite (default), readOnly, immutable, writeOnly
@@ -51,6 +52,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Final, get_args
 
+from scim_core.backends.ldap.syntaxes import SYNTAXES
 from scim_core.config import ConfigError
 from scim_core.schemas.attributes import (
     ENTERPRISE_URN,
@@ -69,9 +71,19 @@ from scim_core.schemas.attributes import (
 __all__ = ["MappedAttribute", "SiteMapping", "default_mapping", "load_mapping"]
 
 #: Value types a mapped attribute may have (with their LDAP form, see ``mapping.py``).
-MAPPED_TYPES: Final = ("string", "boolean", "integer", "dateTime")
+MAPPED_TYPES: Final = ("string", "boolean", "integer", "dateTime", "binary")
 _KEYS: Final = frozenset(
-    {"scim", "ldap", "type", "filter", "object_class", "mutability", "returned", "description"}
+    {
+        "scim",
+        "ldap",
+        "type",
+        "syntax",
+        "filter",
+        "object_class",
+        "mutability",
+        "returned",
+        "description",
+    }
 )
 _LDAP_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9-]*$")
 _ATTRIBUTE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")  # RFC 7643 §2.1 ATTRNAME
@@ -106,12 +118,15 @@ class MappedAttribute:
     :param schema: the URN of the schema holding it (core User, enterprise, or an extension).
     :param name: its name in that schema.
     :param ldap: the LDAP attribute holding its value.
-    :param type: its SCIM type (string, boolean, integer or dateTime).
+    :param type: its SCIM type (string, boolean, integer, dateTime or binary).
     :param filterable: whether ``eq`` may compare it in a filter.
     :param object_class: an auxiliary class an entry needs for ``ldap`` (added with a value).
     :param mutability: RFC 7643 §7 mutability.
     :param returned: RFC 7643 §7 returned.
     :param description: shown in ``/Schemas``.
+    :param syntax: the LDAP syntax of ``ldap`` where it is narrower than a Directory String
+        (``telephoneNumber``, ``postalAddress``, ...: see ``syntaxes.py``); values are checked,
+        and converted, before any write.
     :param element_type: for one element of a multi-valued attribute (``phoneNumbers``,
         ``addresses``): the ``type`` it has (``work``), with ``sub`` the sub-attribute held.
     :param sub: that sub-attribute (``value``, ``streetAddress``).
@@ -126,6 +141,7 @@ class MappedAttribute:
     mutability: MutabilityKind = "readWrite"
     returned: ReturnedKind = "default"
     description: str = ""
+    syntax: str = "directoryString"
     element_type: str | None = None
     sub: str | None = None
 
@@ -159,6 +175,7 @@ class MappedAttribute:
         return Attribute(
             self.name,
             self.type,
+            case_exact=self.type == "binary",
             mutability=self.mutability,
             returned=self.returned,
             description=self.description,
@@ -361,6 +378,8 @@ def _attribute(entry: Any) -> MappedAttribute:
         kind = given_type if given_type is not None else "string"
         if kind not in MAPPED_TYPES:
             raise _Problem(f"'type' must be one of {', '.join(MAPPED_TYPES)}.")
+        if kind == "binary" and entry.get("filter"):
+            raise _Problem("a binary attribute cannot be filtered.")
         description = ""
     return MappedAttribute(
         schema=schema,
@@ -372,6 +391,7 @@ def _attribute(entry: Any) -> MappedAttribute:
         mutability=_choice(entry, "mutability", get_args(MutabilityKind), "readWrite"),
         returned=_choice(entry, "returned", get_args(ReturnedKind), "default"),
         description=str(entry.get("description", description)),
+        syntax=_syntax(entry, kind),
     )
 
 
@@ -385,6 +405,7 @@ def _profile_string(entry: Mapping[str, Any], sub: str) -> MappedAttribute:
         name="name",
         ldap=str(entry["ldap"]),
         object_class=_optional_name(entry, "object_class"),
+        syntax=_syntax(entry, "string"),
         sub=subs[sub.lower()],
     )
 
@@ -408,9 +429,21 @@ def _element(entry: Mapping[str, Any], match: re.Match[str]) -> MappedAttribute:
         name=name,
         ldap=str(entry["ldap"]),
         object_class=_optional_name(entry, "object_class"),
+        syntax=_syntax(entry, "string"),
         element_type=match["type"],
         sub=sub,
     )
+
+
+def _syntax(entry: Mapping[str, Any], kind: str) -> str:
+    syntax = entry.get("syntax", "directoryString")
+    if syntax not in SYNTAXES:
+        raise _Problem(f"'syntax' must be one of {', '.join(SYNTAXES)}.")
+    if syntax != "directoryString" and kind != "string":
+        raise _Problem(f"'syntax' applies to strings; a {kind} has its own LDAP form.")
+    if syntax == "postalAddress" and entry.get("filter"):
+        raise _Problem("a postalAddress cannot be filtered here.")
+    return str(syntax)
 
 
 def _canonical(schema: str) -> str:
