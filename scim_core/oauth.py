@@ -6,7 +6,8 @@ with a published key under an allowed, asymmetric algorithm (never ``none``, nev
 public key can never serve as an HMAC secret), its ``iss`` is the issuer's, its ``aud`` one of
 the accepted audiences, it has not expired (``exp`` is required; ``nbf`` and ``iat`` are
 honoured; both with a small leeway), and it carries the required claims. The caller's name for
-audit lines and rate limits comes from the first present of the configured claims.
+audit lines and rate limits comes from the first present of the configured claims. Where
+several identity providers issue tokens, :func:`issuer_of` picks the one a token names.
 
 Keys: fetched from the JWKS URL (or read from a file) on first use and kept for
 :data:`KEYS_MAX_AGE`; a token naming a key id the set lacks makes it fetched again, at most once
@@ -42,6 +43,7 @@ __all__ = [
     "JwksKeys",
     "JwtIssuer",
     "KeysUnavailable",
+    "issuer_of",
     "looks_like_jwt",
 ]
 
@@ -214,6 +216,20 @@ class JwtIssuer:
             if isinstance(claims.get(name), str) and claims[name]:
                 return f"{name}:{claims[name]}"
         return "jwt"
+
+
+def issuer_of(issuers: Sequence[JwtIssuer], token: str) -> JwtIssuer | None:
+    """The issuer among ``issuers`` whose ``iss`` the token names, or ``None``.
+
+    The claim is read without checking the signature, only to choose the issuer that then
+    checks everything (``iss`` included) with its own keys, audiences and rules.
+    """
+    try:
+        claims = jwt.decode(token, options={"verify_signature": False})
+    except jwt.PyJWTError:
+        return None
+    named = claims.get("iss")
+    return next((i for i in issuers if isinstance(named, str) and i.issuer == named), None)
 
 
 def _holds(value: Any, wanted: str) -> bool:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -15,7 +16,13 @@ from scim_core.config import (
     parse_list,
     read_settings,
 )
-from scim_core.oauth import ASYMMETRIC_ALGORITHMS, JwksKeys, JwtIssuer, looks_like_jwt
+from scim_core.oauth import (
+    ASYMMETRIC_ALGORITHMS,
+    JwksKeys,
+    JwtIssuer,
+    issuer_of,
+    looks_like_jwt,
+)
 from scim_flask.auth import TokenSet, parse_tokens
 
 __all__ = ["HTTP_SETTINGS", "WORKER_SETTINGS", "AppSettings", "ConfigError"]
@@ -91,7 +98,8 @@ HTTP_SETTINGS: tuple[Setting[Any], ...] = (
         str,
         None,
         "Accept JWT bearer tokens from this issuer (their `iss`, exactly), e.g. "
-        "`https://login.microsoftonline.com/<tenant>/v2.0`.",
+        "`https://login.microsoftonline.com/<tenant>/v2.0`. Another issuer gets its own "
+        "variables with a name appended: `SCIM_JWT_ISSUER_OKTA`, `SCIM_JWT_JWKS_OKTA`, ...",
     ),
     Setting(
         "SCIM_JWT_JWKS",
@@ -168,6 +176,57 @@ WORKER_SETTINGS: tuple[Setting[Any], ...] = (
 )
 
 
+#: The settings of one issuer; ``SCIM_JWT_<KEY>_<NAME>`` gives another issuer its own.
+_ISSUER_KEYS = (
+    "ISSUER",
+    "JWKS",
+    "AUDIENCE",
+    "ALGORITHMS",
+    "PRINCIPAL_CLAIMS",
+    "REQUIRED_CLAIMS",
+    "LEEWAY",
+)
+_NAMED = re.compile(r"^SCIM_JWT_(?:" + "|".join(_ISSUER_KEYS) + r")_([A-Z0-9]+)$")
+
+
+def _issuer(environ: Mapping[str, str], suffix: str = "") -> JwtIssuer | None:
+    """The issuer the ``SCIM_JWT_*<suffix>`` variables describe, or ``None`` if unnamed."""
+    settings = [
+        replace(s, name=s.name + suffix) for s in HTTP_SETTINGS if s.name.startswith("SCIM_JWT_")
+    ]
+    values = {k.removesuffix(suffix): v for k, v in read_settings(settings, environ).items()}
+    issuer_name = "SCIM_JWT_ISSUER" + suffix
+    if not values["SCIM_JWT_ISSUER"]:
+        if suffix:  # a companion variable without its issuer
+            raise ConfigError(f"{issuer_name} is missing: the other SCIM_JWT_*{suffix} need it.")
+        return None
+    for needed in ("SCIM_JWT_JWKS", "SCIM_JWT_AUDIENCE"):
+        if not values[needed]:
+            raise ConfigError(f"{needed}{suffix} is required with {issuer_name}.")
+    return JwtIssuer(
+        issuer=values["SCIM_JWT_ISSUER"],
+        keys=JwksKeys(values["SCIM_JWT_JWKS"]),
+        audiences=values["SCIM_JWT_AUDIENCE"],
+        algorithms=values["SCIM_JWT_ALGORITHMS"],
+        principal_claims=values["SCIM_JWT_PRINCIPAL_CLAIMS"],
+        required_claims=values["SCIM_JWT_REQUIRED_CLAIMS"],
+        leeway=values["SCIM_JWT_LEEWAY"],
+    )
+
+
+def _issuers(environ: Mapping[str, str]) -> tuple[JwtIssuer, ...]:
+    """The unnamed issuer and every named one (``SCIM_JWT_ISSUER_OKTA``, ...), in name order."""
+    names = sorted({m[1] for key in environ if (m := _NAMED.match(key))})
+    found = [_issuer(environ), *(_issuer(environ, "_" + name) for name in names)]
+    issuers = tuple(i for i in found if i is not None)
+    seen: set[str] = set()
+    for issuer in issuers:
+        if issuer.issuer in seen:
+            raise ConfigError(f"Two SCIM_JWT_ISSUER* variables name the issuer {issuer.issuer}.")
+        seen.add(issuer.issuer)
+    return issuers
+
+
 @dataclass(frozen=True)
 class AppSettings:
     """Everything the Flask app needs, read once at start-up."""
@@ -179,44 +238,33 @@ class AppSettings:
     rate_limit: float = 0.0
     auth_failure_limit: float = 5.0
     public_url: str | None = None
-    jwt_issuer: JwtIssuer | None = None
+    jwt_issuers: tuple[JwtIssuer, ...] = ()
 
     def identify(self, authorization: str | None) -> str | None:
         """The caller's name for a valid ``Authorization: Bearer`` header, else ``None``: a
-        JWT of the configured issuer, or a configured static token.
+        JWT of a configured issuer (the one its ``iss`` names checks it), or a configured
+        static token.
 
         :raises scim_core.oauth.KeysUnavailable: a JWT whose keys cannot be fetched yet.
         """
         scheme, _, token = (authorization or "").partition(" ")
         token = token.strip()
-        if self.jwt_issuer is not None and scheme.lower() == "bearer" and looks_like_jwt(token):
-            return self.jwt_issuer.identify(token)
+        if self.jwt_issuers and scheme.lower() == "bearer" and looks_like_jwt(token):
+            issuer = issuer_of(self.jwt_issuers, token)
+            return issuer.identify(token) if issuer is not None else None
         return self.tokens.identify(authorization) if self.tokens is not None else None
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> AppSettings:
         """Read ``SCIM_*`` variables; :class:`ConfigError` names the first bad one."""
         values = read_settings(HTTP_SETTINGS, environ)
-        issuer = None
-        if values["SCIM_JWT_ISSUER"]:
-            for needed in ("SCIM_JWT_JWKS", "SCIM_JWT_AUDIENCE"):
-                if not values[needed]:
-                    raise ConfigError(f"{needed} is required with SCIM_JWT_ISSUER.")
-            issuer = JwtIssuer(
-                issuer=values["SCIM_JWT_ISSUER"],
-                keys=JwksKeys(values["SCIM_JWT_JWKS"]),
-                audiences=values["SCIM_JWT_AUDIENCE"],
-                algorithms=values["SCIM_JWT_ALGORITHMS"],
-                principal_claims=values["SCIM_JWT_PRINCIPAL_CLAIMS"],
-                required_claims=values["SCIM_JWT_REQUIRED_CLAIMS"],
-                leeway=values["SCIM_JWT_LEEWAY"],
-            )
-        elif values["SCIM_TOKENS_SHA256"] is None:
+        issuers = _issuers(environ)
+        if not issuers and values["SCIM_TOKENS_SHA256"] is None:
             raise ConfigError(
                 "SCIM_TOKENS_SHA256 is required (or SCIM_JWT_ISSUER): no caller could authenticate."
             )
         return cls(
-            jwt_issuer=issuer,
+            jwt_issuers=issuers,
             service=ServiceConfig.from_environ(environ),
             tokens=values["SCIM_TOKENS_SHA256"],
             backend=values["SCIM_BACKEND"],

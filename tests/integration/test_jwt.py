@@ -137,8 +137,8 @@ def settings_for(jwks: Jwks, clock: Clock, **required: str) -> AppSettings:
             "SCIM_JWT_REQUIRED_CLAIMS": ",".join(f"{k}={v}" for k, v in required.items()),
         }
     )
-    assert base.jwt_issuer is not None
-    return replace(base, jwt_issuer=replace(base.jwt_issuer, keys=JwksKeys(jwks.url, clock)))
+    (issuer,) = base.jwt_issuers
+    return replace(base, jwt_issuers=(replace(issuer, keys=JwksKeys(jwks.url, clock)),))
 
 
 def call(app: Any, bearer: str | None, method: str = "GET", path: str = "/Users", **kw: Any):
@@ -281,6 +281,99 @@ def test_keys_from_a_file(jwks, tmp_path):
 )
 def test_bad_settings_name_themselves(environ, named):
     with pytest.raises(ConfigError, match=named):
+        AppSettings.from_environ({"SCIM_BACKEND": "memory", **environ})
+
+
+OKTA_ISSUER = "https://org.okta.test/oauth2/aus1"
+OKTA_AUDIENCE = "api://scim-ldap-okta"
+
+
+@pytest.fixture
+def okta_jwks() -> Iterator[Jwks]:
+    server = Jwks()
+    server.publish(("okta-1", OTHER_RSA_KEY))
+    yield server
+    server.close()
+
+
+def two_issuers(jwks: Jwks, okta: Jwks) -> Any:
+    settings = AppSettings.from_environ(
+        {
+            "SCIM_BACKEND": "memory",
+            "SCIM_LOG_LEVEL": "INFO",
+            "SCIM_JWT_ISSUER": ISSUER,
+            "SCIM_JWT_JWKS": jwks.url,
+            "SCIM_JWT_AUDIENCE": AUDIENCE,
+            "SCIM_JWT_REQUIRED_CLAIMS": "roles=SCIM.Provision",
+            "SCIM_JWT_ISSUER_OKTA": OKTA_ISSUER,
+            "SCIM_JWT_JWKS_OKTA": okta.url,
+            "SCIM_JWT_AUDIENCE_OKTA": OKTA_AUDIENCE,
+            "SCIM_JWT_REQUIRED_CLAIMS_OKTA": "scp=scim",
+            "SCIM_JWT_PRINCIPAL_CLAIMS_OKTA": "cid",
+        }
+    )
+    assert [i.issuer for i in settings.jwt_issuers] == [ISSUER, OKTA_ISSUER]
+    return create_app(settings=settings)
+
+
+def okta_token(key: Any = OTHER_RSA_KEY, kid: str = "okta-1", **claims: Any) -> str:
+    base = {"iss": OKTA_ISSUER, "aud": OKTA_AUDIENCE, "cid": "okta-app", "scp": "scim"}
+    return token(key, kid, **{"azp": None, "roles": None, **base, **claims})
+
+
+def test_two_issuers_each_check_their_own_tokens(jwks, okta_jwks, caplog):
+    """Entra's and Okta's tokens side by side: each is checked by the issuer its iss names,
+    with that issuer's keys, audiences, required and principal claims."""
+    app = two_issuers(jwks, okta_jwks)
+    caplog.set_level(logging.INFO)
+    assert call(app, token()).status_code == 200
+    assert call(app, okta_token()).status_code == 200
+    principals = [getattr(r, "principal", None) for r in caplog.records if r.name == "scim.request"]
+    assert principals[-2:] == ["azp:entra-app", "cid:okta-app"]
+    refused = {
+        "Okta's iss, Entra's key": okta_token(RSA_KEY, "rsa-1"),
+        "Entra's iss, Okta's key": token(OTHER_RSA_KEY, "okta-1"),
+        "Okta's iss, Entra's audience": okta_token(aud=AUDIENCE),
+        "Okta's iss, Entra's required claim only": okta_token(scp=None, roles=["SCIM.Provision"]),
+        "an issuer nobody configured": token(iss="https://evil.example/"),
+    }
+    for why, bad in refused.items():
+        assert call(app, bad).status_code == 401, why
+
+
+def test_one_issuer_down_leaves_the_other_working(jwks, okta_jwks):
+    okta_jwks.up = False
+    app = two_issuers(jwks, okta_jwks)
+    assert call(app, okta_token()).status_code == 503
+    assert call(app, token()).status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("environ", "problem"),
+    [
+        ({"SCIM_JWT_JWKS_OKTA": "/x"}, "SCIM_JWT_ISSUER_OKTA is missing"),
+        (
+            {"SCIM_JWT_ISSUER_OKTA": OKTA_ISSUER, "SCIM_JWT_AUDIENCE_OKTA": "a"},
+            "SCIM_JWT_JWKS_OKTA is required with SCIM_JWT_ISSUER_OKTA",
+        ),
+        (
+            {"SCIM_JWT_ISSUER_OKTA": OKTA_ISSUER, "SCIM_JWT_JWKS_OKTA": "/x"},
+            "SCIM_JWT_AUDIENCE_OKTA is required",
+        ),
+        ({"SCIM_JWT_LEEWAY_OKTA": "-1"}, "SCIM_JWT_LEEWAY_OKTA"),
+        (
+            {
+                **{f"SCIM_JWT_{k}": v for k, v in (("ISSUER", ISSUER), ("JWKS", "/x"))},
+                **{f"SCIM_JWT_{k}_B": v for k, v in (("ISSUER", ISSUER), ("JWKS", "/y"))},
+                "SCIM_JWT_AUDIENCE": "a",
+                "SCIM_JWT_AUDIENCE_B": "b",
+            },
+            "Two SCIM_JWT_ISSUER",
+        ),
+    ],
+)
+def test_a_named_issuer_is_checked_like_the_first(environ, problem):
+    with pytest.raises(ConfigError, match=problem):
         AppSettings.from_environ({"SCIM_BACKEND": "memory", **environ})
 
 
