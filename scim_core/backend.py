@@ -20,7 +20,9 @@ say which of them it keeps (a readWrite ``displayName`` and ``externalId`` on Gr
 
 A backend that plans its writes instead of making them (the LDAP plugin's dry run) says so with
 a true ``dry_run`` attribute; the service then marks every answer to a write
-(:data:`~scim_core.service.DRY_RUN_HEADER`) and every audit line. Without one it writes.
+(:data:`~scim_core.service.DRY_RUN_HEADER`) and every audit line. Without one it writes. Such a
+backend may offer ``plan_scope()``, a context manager the service holds around each whole
+request, so that the reads which build an answer after a write see the write as planned.
 """
 
 from __future__ import annotations

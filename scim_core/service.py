@@ -12,6 +12,7 @@ import functools
 import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import quote
@@ -160,8 +161,10 @@ class ScimService:
         A backend that plans its writes rather than making them (its ``dry_run`` is true)
         gets every answer to a write marked ``X-Dry-Run: true``.
         """
+        scope = getattr(self.backend, "plan_scope", None) if self._dry_run else None
         try:
-            response = self._dispatch(request)
+            with scope() if scope is not None else nullcontext():
+                response = self._dispatch(request)
         except ScimError as error:
             self._audit_failure(request, error.status, error.scim_type, partial=error.partial)
             response = error_response(error)

@@ -1266,3 +1266,85 @@ def test_the_syntax_a_mapping_names_is_the_directorys(directory, directory_backe
     except LDAPOperationResult as error:
         refused = error.result
     assert refused == (None if directory.dialect == "ad" else 21)
+
+
+def _snapshot(backend) -> dict[str, Any]:
+    """Every entry under the users and groups bases: DN -> attribute -> sorted values."""
+    found = {}
+    version = backend.profile.version_attribute
+    for base in (backend.settings.users_base, backend.settings.groups_base):
+        entries, _ = backend._search(base, "(objectClass=*)", ["*", version], scope="SUBTREE")
+        for entry in entries:
+            found[entry["dn"].lower()] = {
+                name.lower(): sorted(map(repr, values))
+                for name, values in entry["attributes"].items()
+            }
+    return found
+
+
+def test_a_dry_run_plans_every_kind_of_write_and_writes_nothing(
+    http, directory, other_service, tmp_path
+):
+    """A dry-run instance over the same directory: a create, a PUT, a PATCH that disables and
+    renames, a group create and a membership add, a delete, each answered as a real run would
+    (X-Dry-Run, no ETag) and planned as LDIF; the directory is the same afterwards, down to
+    the version of every entry."""
+    user = new_user(http, password=PASSWORD, title="Real")
+    group = http("POST", "/Groups", json={"displayName": "dd" + uuid.uuid4().hex[:8]})
+    assert group.status_code == 201, body_of(group)
+    ldif = tmp_path / "plan.ldif"
+    backend, dry = other_service(dry_run=True, dry_run_ldif=str(ldif))
+    before = _snapshot(backend)
+    path = "/Users/" + user["id"]
+    renamed = "dz" + uuid.uuid4().hex[:10] + "@example.org"
+    put_body = {
+        "userName": user["userName"],
+        "name": user["name"],
+        "emails": user["emails"],
+        "title": "Put",
+        "phoneNumbers": [{"type": "work", "value": "+41 44 555 00 00"}],
+    }
+    answers = {
+        "create": dry(
+            "POST",
+            "/Users",
+            json={
+                "userName": "dp" + uuid.uuid4().hex[:10],
+                "name": {"givenName": "Plan", "familyName": "Ned"},
+                "emails": [{"value": "planned@example.org"}],
+                "password": NEW_PASSWORD,
+            },
+        ),
+        "put": dry("PUT", path, json=put_body),
+        "patch": patch(
+            dry,
+            path,
+            {"op": "replace", "path": "active", "value": False},
+            {"op": "replace", "path": "userName", "value": renamed},
+        ),
+        "member": patch(
+            dry,
+            "/Groups/" + body_of(group)["id"],
+            {"op": "add", "path": "members", "value": [{"value": user["id"]}]},
+        ),
+        "group": dry("POST", "/Groups", json={"displayName": "dq" + uuid.uuid4().hex[:8]}),
+        "delete": dry("DELETE", path),
+    }
+    expected = {"create": 201, "put": 200, "patch": 200, "member": 200, "group": 201}
+    for what, response in answers.items():
+        assert response.status_code == expected.get(what, 204), what
+        assert response.headers.get("X-Dry-Run") == "true", what
+        assert "ETag" not in response.headers, what
+    assert body_of(answers["patch"])["active"] is False
+    assert body_of(answers["patch"])["userName"] == renamed
+    assert body_of(answers["put"])["title"] == "Put"
+    assert answers["delete"].status_code == 204
+    assert _snapshot(backend) == before
+    plan = ldif.read_text()
+    for change in ("changetype: add", "changetype: modify", "changetype: delete"):
+        assert change in plan, plan
+    # The membership is planned in the group; the answer lists members through the
+    # directory's memberOf, which only a real write changes.
+    assert f"member: {dn_of(backend, user)}".lower() in plan.lower(), plan
+    assert PASSWORD not in plan and NEW_PASSWORD not in plan
+    assert body_of(http("GET", path))["title"] == "Real"

@@ -41,7 +41,6 @@ from ldap3.utils.asn1 import encode
 from scim_http import settings_for
 
 from scim_core.backends.ldap import LdapBackend, wire
-from scim_core.backends.ldap import backend as backend_module
 from scim_core.backends.ldap.connection import UNAVAILABLE, ConnectionFactory
 from scim_core.backends.ldap.controls import (
     assertion,
@@ -514,7 +513,7 @@ def test_without_the_post_read_answer_the_entry_is_read(
     ldap_backend: LdapBackend, counted: list[str], monkeypatch
 ) -> None:
     # A control the server does not know (not critical) stands for one that is unsupported.
-    monkeypatch.setattr(backend_module, "post_read", lambda attributes: ("1.2.3.4.5", False, None))
+    monkeypatch.setattr(ldap_backend, "_read_back", ("1.2.3.4.5", False, None))
     created = new_user(ldap_backend)
     assert len(counted) == 1 and counted[0] == "(objectClass=*)"
     counted.clear()

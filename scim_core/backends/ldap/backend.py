@@ -14,7 +14,7 @@ import functools
 import logging
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import UTC, datetime
 from typing import Any
 
@@ -298,6 +298,12 @@ class LdapBackend:
     def dry_run(self) -> bool:
         """Whether writes are planned (logged as LDIF) instead of made."""
         return self.connections.planner is not None
+
+    def plan_scope(self) -> AbstractContextManager[None]:
+        """In a dry run, one plan for everything until it ends: the service holds it around a
+        whole request, so the reads that answer it see its writes as planned."""
+        plan = self.connections.planner
+        return plan.request() if plan is not None else nullcontext()
 
     # ================================================================= plumbing
 

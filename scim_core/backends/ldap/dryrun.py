@@ -63,7 +63,9 @@ _LDIF_OPERATIONS = ("add", "delete", "replace", "increment")
 _REQUIRED = {"groupofnames": "member", "groupofuniquenames": "uniqueMember"}
 # Kept by the directory itself: never part of a planned entry's record, nor of an answer's
 # version (an ETag the directory never issued would be a lie).
-_OPERATIONAL = ("entryCSN", "entryUSN", "uSNChanged", "modifyTimestamp", "modifiersName")
+_OPERATIONAL_NAMES = frozenset(
+    {"entrycsn", "entryusn", "usnchanged", "modifytimestamp", "modifiersname"}
+)
 
 
 def _refused(code: int, dn: str, kind: str) -> LDAPOperationResult:
@@ -114,6 +116,7 @@ class _Request(threading.local):
         self.active = False
         self.entries: dict[str, Entry | None] = {}  # None: deleted in this request
         self.records: list[str] = []
+        self.what: str | None = None  # names the block in the LDIF
 
 
 class Planner:
@@ -146,21 +149,23 @@ class Planner:
     # ----------------------------------------------------------------- requests
 
     @contextmanager
-    def request(self, what: str) -> Iterator[None]:
+    def request(self, what: str | None = None) -> Iterator[None]:
         """Plan one SCIM request's writes; its records go out as one block when it ends (also
         when it fails part-way: what was planned up to there is what a real run would have
-        written)."""
+        written). Nested, the outer one owns the block, named by the first ``what`` given."""
         state = self._request
-        if state.active:  # nested: the outer request owns the block
+        if state.active:
+            state.what = state.what or what
             yield
             return
-        state.active, state.entries, state.records = True, {}, []
+        state.active, state.entries, state.records, state.what = True, {}, [], what
         try:
             yield
         finally:
-            records, state.active, state.entries, state.records = state.records, False, {}, []
+            records, what = state.records, state.what
+            state.active, state.entries, state.records, state.what = False, {}, [], None
             if records:
-                self._emit(what, records)
+                self._emit(what or "a request", records)
 
     def _emit(self, what: str, records: list[str]) -> None:
         block = f"# dry run: {what}\n" + "\n".join(records) + "\n"
@@ -209,12 +214,22 @@ class Planner:
         result: dict[str, Any] = {"result": 0, "description": "success", "type": "dryRun"}
         if any(control[0] == POST_READ_OID for control in controls or ()):
             shown = CaseInsensitiveDict(
-                (name, values) for name, values in entry.items() if name not in _OPERATIONAL
+                (name, values)
+                for name, values in entry.items()
+                if name.lower() not in _OPERATIONAL_NAMES
             )
             result["controls"] = {POST_READ_OID: {"value": {"result": shown}}}
         return result
 
     def _keep(self, dn: str, entry: Entry | None) -> None:
+        """Remember the entry as planned: without the directory's own attributes, whose
+        values a real write would change (a read of it in this request shows no version)."""
+        if entry is not None:
+            entry = CaseInsensitiveDict(
+                (name, values)
+                for name, values in entry.items()
+                if name.lower() not in _OPERATIONAL_NAMES
+            )
         self._request.entries[dn_key(dn)] = entry
 
     # ----------------------------------------------------------------- writes

@@ -45,25 +45,36 @@ def search(
     controls: Sequence[Control] | None = None,
     binary: frozenset[str] = frozenset(),
 ) -> wire.Response:
-    """:func:`wire.search`, observed. In a dry run an entry this request planned answers a
-    base search for its DN (an entry it deleted answers nothing), and deleted entries leave
-    other searches' answers."""
+    """:func:`wire.search`, observed. In a dry run an entry this request planned answers as
+    planned: a base search for its DN gets it, another search that finds it gets it as
+    planned, and an entry it deleted answers nothing."""
     plan = planner(connection)
     if plan is not None and scope == BASE:
         known, entry = plan.planned(base)
         if known:
             if entry is None:
                 return [], {"result": 0, "description": "success"}
-            wanted = {a.lower() for a in attributes}
-            shown = {k: v for k, v in entry.items() if "*" in wanted or k.lower() in wanted}
+            shown = _shown(entry, attributes)
             return [{"type": "searchResEntry", "dn": base, "attributes": shown}], {"result": 0}
     with directory_operation("search", _outcome):
         entries, result = wire.search(
             connection, base, search_filter, scope, attributes, controls, binary
         )
     if plan is not None:
-        entries = [e for e in entries if plan.planned(e["dn"]) != (True, None)]
+        answered = []
+        for found in entries:
+            known, entry = plan.planned(found["dn"])
+            if not known:
+                answered.append(found)
+            elif entry is not None:
+                answered.append({**found, "attributes": _shown(entry, attributes)})
+        entries = answered
     return entries, result
+
+
+def _shown(entry: Mapping[str, Any], attributes: Sequence[str]) -> dict[str, Any]:
+    wanted = {a.lower() for a in attributes}
+    return {k: v for k, v in entry.items() if "*" in wanted or k.lower() in wanted}
 
 
 def modify(
