@@ -13,7 +13,8 @@ the service then advertises, accepts and returns those attributes; its ``filter_
 
 A backend that can change a group's attributes other than its members has a method
 ``update_group(group_id, changes) -> bool``: ``changes`` maps ``displayName`` (a rename: the id
-stays) and ``externalId`` (``None`` clears it) to new values; ``False``: no such group; it
+stays), ``externalId`` and, where its ``schemas`` add a Group extension, each of its attributes
+by URN-qualified name (``None`` clears one) to new values; ``False``: no such group; it
 raises :class:`~scim_core.errors.Uniqueness` when another group is displayed so. Without one,
 a PATCH of a group's ``displayName`` to another name is 400 ``mutability``. Its ``schemas``
 say which of them it keeps (a readWrite ``displayName`` and ``externalId`` on Group).

@@ -42,7 +42,10 @@ def service_provider_config(base_url: str, max_results: int) -> dict[str, Any]:
 
 def resource_types(base_url: str, schema_set: SchemaSet = DEFAULT_SCHEMAS) -> list[dict[str, Any]]:
     """RFC 7643 §6: the User and Group resource types, with the extensions of ``schema_set``."""
-    extensions = [{"schema": schema.id, "required": False} for schema in schema_set.get("User")[1:]]
+    extensions = {
+        kind: [{"schema": schema.id, "required": False} for schema in schema_set.get(kind)[1:]]
+        for kind in ("User", "Group")
+    }
     return [
         {
             "schemas": [_RT_URN],
@@ -51,7 +54,7 @@ def resource_types(base_url: str, schema_set: SchemaSet = DEFAULT_SCHEMAS) -> li
             "endpoint": "/Users",
             "description": "User accounts in the directory",
             "schema": USER_URN,
-            "schemaExtensions": extensions,
+            "schemaExtensions": extensions["User"],
             "meta": {"resourceType": "ResourceType", "location": f"{base_url}/ResourceTypes/User"},
         },
         {
@@ -61,7 +64,7 @@ def resource_types(base_url: str, schema_set: SchemaSet = DEFAULT_SCHEMAS) -> li
             "endpoint": "/Groups",
             "description": "Groups in the directory (read, create and membership changes)",
             "schema": GROUP_URN,
-            "schemaExtensions": [],
+            "schemaExtensions": extensions["Group"],
             "meta": {
                 "resourceType": "ResourceType",
                 "location": f"{base_url}/ResourceTypes/Group",

@@ -50,9 +50,8 @@ from scim_core.messages import SCIM_MEDIA_TYPE, ScimRequest, ScimResponse
 from scim_core.paging import parse_window
 from scim_core.patch import MAX_OPERATIONS, apply_patch
 from scim_core.projection import Projection, parse_projection
-from scim_core.schemas.attributes import DEFAULT_SCHEMAS, SchemaSet
+from scim_core.schemas.attributes import DEFAULT_SCHEMAS, Attribute, SchemaSet, coerce
 from scim_core.schemas.resources import (
-    ENTERPRISE_URN,
     GROUP_URN,
     USER_URN,
     group_name_problem,
@@ -193,6 +192,34 @@ class ScimService:
         policy = self.config.filter_policy
         extra = frozenset(getattr(self.backend, "filter_forms", ()))
         return replace(policy, forms=policy.forms | extra) if extra else policy
+
+    @functools.cached_property
+    def _group_extensions(self) -> dict[str, tuple[str, Attribute]]:
+        """``urn:...:name`` in lower case -> (as its schema spells it, its definition), for
+        each attribute of a Group extension the backend keeps (a PATCH writes them through
+        ``update_group``)."""
+        return {
+            f"{schema.id}:{attribute.name}".lower(): (f"{schema.id}:{attribute.name}", attribute)
+            for schema in self.schemas.get("Group")[1:]
+            for attribute in schema.attributes
+        }
+
+    @functools.cached_property
+    def _user_references(self) -> dict[str, tuple[tuple[str, str], ...]]:
+        """resource type -> (extension URN, attribute) of each single reference to a User
+        (the enterprise manager, a site's), whose ``$ref`` the service derives."""
+        found: dict[str, tuple[tuple[str, str], ...]] = {}
+        for resource_type in ("User", "Group"):
+            found[resource_type] = tuple(
+                (schema.id, attribute.name)
+                for schema in self.schemas.get(resource_type)[1:]
+                for attribute in schema.attributes
+                if attribute.type == "complex"
+                and not attribute.multi_valued
+                and (ref := attribute.sub("$ref")) is not None
+                and "User" in ref.reference_types
+            )
+        return found
 
     @property
     def _dry_run(self) -> bool:
@@ -355,12 +382,13 @@ class ScimService:
         if resource_type == "Group":
             for member in rendered.get("members") or ():
                 member["$ref"] = f"{request.base_url}/Users/{member['value']}"
-        enterprise = rendered.get(ENTERPRISE_URN)
-        if isinstance(enterprise, dict) and isinstance(enterprise.get("manager"), dict):
-            manager = {**enterprise["manager"]}
-            if manager.get("value"):
-                manager["$ref"] = f"{request.base_url}/Users/{manager['value']}"
-            rendered[ENTERPRISE_URN] = {**enterprise, "manager": manager}
+        for urn, name in self._user_references.get(resource_type, ()):
+            holder = rendered.get(urn)
+            if isinstance(holder, dict) and isinstance(holder.get(name), dict):
+                reference = {**holder[name]}
+                if reference.get("value"):
+                    reference["$ref"] = f"{request.base_url}/Users/{reference['value']}"
+                rendered[urn] = {**holder, name: reference}
         return (projection or Projection()).apply(
             rendered, self.schemas.request_only.get(resource_type, frozenset())
         )
@@ -563,7 +591,7 @@ class ScimService:
         folded, _changed = apply_patch(
             {}, [{"op": "add", "value": writable}], "Group", self.schemas
         )
-        group = validate_group(folded)
+        group = validate_group(folded, schemas=self.schemas)
         group["members"] = [{"value": m["value"]} for m in group.get("members") or ()]
         created = self.backend.create_group(group)
         self._audit(request, "create", "Group", created["id"], 201)
@@ -572,7 +600,7 @@ class ScimService:
     def _patch_group(self, request: ScimRequest, group_id: str) -> ScimResponse:
         operations = self._operations(request)
         projection = parse_projection(request.query, GROUP_URN)
-        plan = _MembershipPlan.from_operations(operations, group_id)
+        plan = _MembershipPlan.from_operations(operations, group_id, self._group_extensions)
         if request.if_match:
             _check_version(
                 request, self._group_or_404(group_id, Projection(include=frozenset({"id"})))
@@ -611,13 +639,12 @@ class ScimService:
         external = self.schemas.get("Group")[0].attribute("externalId")
         if plan.external_id_sent and external and external.mutability == "readWrite":
             wanted["externalId"] = plan.external_id
+        wanted.update(plan.extensions)
         if not wanted:
             return False
         if current is None:
-            current = self._group_or_404(
-                group_id, Projection(include=frozenset({"displayname", "externalid"}))
-            )
-        changes = {k: v for k, v in wanted.items() if v != current.get(k)}
+            current = self._group_or_404(group_id, Projection(exclude=frozenset({"members"})))
+        changes = {k: v for k, v in wanted.items() if v != _group_value(current, k)}
         update = getattr(self.backend, "update_group", None)
         if "displayName" in changes and update is None:
             if str(changes["displayName"]).casefold() == str(current["displayName"]).casefold():
@@ -698,6 +725,15 @@ class ScimService:
         self.backend.check_ready()
 
 
+def _group_value(group: Mapping[str, Any], key: str) -> Any:
+    """``displayName``, ``externalId``, or ``urn:...:name`` of a Group extension."""
+    urn, colon, name = key.rpartition(":")
+    if not colon:
+        return group.get(key)
+    holder = group.get(urn)
+    return holder.get(name) if isinstance(holder, Mapping) else None
+
+
 @dataclass
 class _MembershipPlan:
     """What a group PATCH asks for, as value-by-value member changes (never the whole list)."""
@@ -709,12 +745,18 @@ class _MembershipPlan:
     display_name: str | None = None
     external_id: str | None = None  # None with external_id_sent: clear it
     external_id_sent: bool = False
+    #: ``urn:...:name`` (as its schema spells it) -> new value (None clears it).
+    extensions: dict[str, Any] = field(default_factory=dict)
+    known: Mapping[str, tuple[str, Attribute]] = field(default_factory=dict)
 
     @classmethod
     def from_operations(
-        cls, operations: Sequence[Mapping[str, Any]], group_id: str
+        cls,
+        operations: Sequence[Mapping[str, Any]],
+        group_id: str,
+        extensions: Mapping[str, tuple[str, Attribute]] | None = None,
     ) -> _MembershipPlan:
-        plan = cls()
+        plan = cls(known=extensions or {})
         for operation in operations:
             op = str(operation.get("op", "")).lower()
             if op not in {"add", "remove", "replace"}:
@@ -732,7 +774,11 @@ class _MembershipPlan:
             if not isinstance(path, str):
                 raise InvalidPath("The PATCH path must be a string.")
             parsed = parse_path(path)
-            plan._apply(op, parsed.attr.attr, parsed.value_filter, value, group_id)
+            attr = parsed.attr
+            named = f"{attr.schema}:{attr.attr}" if attr.schema else attr.attr
+            if attr.sub_attr is not None or (attr.schema and parsed.value_filter is not None):
+                named = path  # not a plain attribute: refused below as an unknown path
+            plan._apply(op, named, parsed.value_filter, value, group_id)
         return plan
 
     def _apply(
@@ -740,6 +786,8 @@ class _MembershipPlan:
     ) -> None:
         name = attribute.lower().removeprefix(GROUP_URN.lower() + ":")
         if name in {"id", "schemas", "meta"}:
+            return
+        if self._extension(op, name, value):
             return
         if name == "externalid":
             cleared = op == "remove" or value in (None, "", [])
@@ -771,6 +819,24 @@ class _MembershipPlan:
             self._drop(ids)
         else:
             self.replace, self.add, self.remove = dict.fromkeys(ids), {}, {}
+
+    def _extension(self, op: str, name: str, value: Any) -> bool:
+        """An attribute of a Group extension (or the extension's URN with an object of them,
+        path-less): its new value noted; whether ``name`` was one."""
+        if isinstance(value, Mapping) and op != "remove":
+            prefix = name + ":"
+            inner = {k: v for k, v in self.known.items() if k.startswith(prefix)}
+            if inner:
+                for key, item in value.items():
+                    self._extension(op, prefix + str(key).lower(), item)
+                return True
+        known = self.known.get(name)
+        if known is None:
+            return False
+        spelled, attribute = known
+        cleared = op == "remove" or value in (None, "", [])
+        self.extensions[spelled] = None if cleared else coerce(attribute, value)
+        return True
 
     def _add(self, ids: Sequence[str]) -> None:
         if self.replace is not None:

@@ -475,10 +475,16 @@ def _json_schema(attribute: Attribute) -> dict[str, Any]:
 
 
 def _add_mapped(document: dict[str, Any], schemas: SchemaSet) -> None:
-    """The User request and response shapes with the attributes a backend's mapping adds."""
+    """The User and Group request and response shapes with the attributes a backend's
+    mapping adds."""
     components = document["components"]["schemas"]
-    for urn, attribute in mapped_attributes(schemas):
-        for component in ("User", "UserRequest"):
+    mapped = [
+        (kind, urn, attribute)
+        for kind in ("User", "Group")
+        for urn, attribute in mapped_attributes(schemas, kind)
+    ]
+    for kind, urn, attribute in mapped:
+        for component in (kind, f"{kind}Request"):
             properties = components[component]["properties"]
             if urn is None:
                 properties[attribute.name] = _json_schema(attribute)

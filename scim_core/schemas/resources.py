@@ -226,33 +226,42 @@ def _load(schema: Schema, resource: dict[str, Any], kind: str) -> dict[str, Any]
 
 
 @functools.lru_cache(maxsize=16)  # a service asks for its one set on every write
-def mapped_attributes(schemas: SchemaSet) -> tuple[tuple[str | None, Attribute], ...]:
-    """(extension URN, or ``None`` for the core User schema; attribute) of every User
-    attribute ``schemas`` holds beyond :data:`~scim_core.schemas.attributes.DEFAULT_SCHEMAS`
-    (what a backend's mapping adds)."""
+def mapped_attributes(
+    schemas: SchemaSet, resource_type: str = "User"
+) -> tuple[tuple[str | None, Attribute], ...]:
+    """(extension URN, or ``None`` for the core schema; attribute) of every attribute of
+    ``resource_type`` ``schemas`` holds beyond
+    :data:`~scim_core.schemas.attributes.DEFAULT_SCHEMAS` (what a backend's mapping adds)."""
     known = {
         (schema.id.lower(), a.name.lower())
-        for schema in DEFAULT_SCHEMAS.get("User")
+        for schema in DEFAULT_SCHEMAS.get(resource_type)
         for a in schema.attributes
     }
     added: list[tuple[str | None, Attribute]] = []
-    for index, schema in enumerate(schemas.get("User")):
+    for index, schema in enumerate(schemas.get(resource_type)):
         for attribute in schema.attributes:
             if (schema.id.lower(), attribute.name.lower()) not in known:
                 added.append((None if index == 0 else schema.id, attribute))
     return tuple(added)
 
 
-def _carry_mapped(resource: dict[str, Any], checked: dict[str, Any], schemas: SchemaSet) -> None:
+def _carry_mapped(
+    resource: dict[str, Any],
+    checked: dict[str, Any],
+    schemas: SchemaSet,
+    resource_type: str = "User",
+) -> None:
     """Copy the attributes a mapping adds (typed by the PATCH engine already) into ``checked``,
     refusing text longer than the directory attributes commonly hold."""
-    for urn, attribute in mapped_attributes(schemas):
+    for urn, attribute in mapped_attributes(schemas, resource_type):
         holder = resource if urn is None else resource.get(urn)
         if not isinstance(holder, dict) or holder.get(attribute.name) is None:
             continue
         value = holder[attribute.name]
         if isinstance(value, str) and len(value) > 1024:
-            raise InvalidValue(f"Invalid User: {attribute.name}: Longer than 1024 characters.")
+            raise InvalidValue(
+                f"Invalid {resource_type}: {attribute.name}: Longer than 1024 characters."
+            )
         target = checked if urn is None else checked.setdefault(urn, {})
         target[attribute.name] = value
 
@@ -288,12 +297,15 @@ def validate_user(
     return checked
 
 
-def validate_group(resource: dict[str, Any]) -> dict[str, Any]:
-    """Check a canonical Group; ``displayName`` is required.
+def validate_group(resource: dict[str, Any], *, schemas: SchemaSet | None = None) -> dict[str, Any]:
+    """Check a canonical Group; ``displayName`` is required. Attributes a mapping adds
+    (``schemas``: a site's Group extension) are kept as the PATCH engine typed them.
 
     :raises InvalidValue: naming what is missing or malformed.
     """
     checked = _load(_GROUP, resource, "Group")
+    if schemas is not None and schemas is not DEFAULT_SCHEMAS:
+        _carry_mapped(resource, checked, schemas, "Group")
     if not checked.get("displayName"):
         raise InvalidValue("Missing required attribute: displayName.")
     return checked

@@ -1348,3 +1348,128 @@ def test_a_dry_run_plans_every_kind_of_write_and_writes_nothing(
     assert f"member: {dn_of(backend, user)}".lower() in plan.lower(), plan
     assert PASSWORD not in plan and NEW_PASSWORD not in plan
     assert body_of(http("GET", path))["title"] == "Real"
+
+
+def test_a_mapped_reference_names_another_user_as_the_manager_does(
+    directory, other_service, tmp_path
+):
+    """A site's ``type = "reference"`` attribute: the id of another user in SCIM (a bare id
+    or ``{"value": id}``), its DN in the directory, ``$ref`` derived; an unknown id is 400
+    and changes nothing; "" clears it; /Schemas shows a complex attribute referencing User."""
+    site = tmp_path / "site.toml"
+    site.write_text(
+        f'[[user]]\nscim = "{ACME}:sponsor"\nldap = "seeAlso"\ntype = "reference"\n',
+        encoding="utf-8",
+    )
+    backend, http = other_service(mapping=load_mapping(site, default_mapping(directory.dialect)))
+    first_sponsor, second_sponsor = new_user(http), new_user(http)
+    user = new_user(http, **{ACME: {"sponsor": {"value": first_sponsor["id"]}}})
+    path = "/Users/" + user["id"]
+
+    def stored() -> list[str]:
+        entry = backend._search(dn_of(backend, user), "(objectClass=*)", ["seeAlso"], scope="BASE")
+        return [dn.lower() for dn in entry[0][0]["attributes"].get("seeAlso", [])]
+
+    for got in (user, body_of(http("GET", path))):
+        assert got[ACME]["sponsor"]["value"] == first_sponsor["id"]
+        assert got[ACME]["sponsor"]["$ref"].endswith("/Users/" + first_sponsor["id"])
+    assert stored() == [dn_of(backend, first_sponsor).lower()]
+    moved = patch(
+        http, path, {"op": "replace", "path": f"{ACME}:sponsor", "value": second_sponsor["id"]}
+    )
+    assert body_of(moved)[ACME]["sponsor"]["value"] == second_sponsor["id"]
+    assert stored() == [dn_of(backend, second_sponsor).lower()]
+    unknown = patch(
+        http, path, {"op": "replace", "path": f"{ACME}:sponsor", "value": str(uuid.uuid4())}
+    )
+    assert unknown.status_code == 400 and body_of(unknown)["scimType"] == "invalidValue"
+    assert stored() == [dn_of(backend, second_sponsor).lower()]
+    cleared = patch(http, path, {"op": "replace", "path": f"{ACME}:sponsor", "value": ""})
+    assert cleared.status_code == 200 and ACME not in body_of(cleared)
+    assert stored() == []
+    schema = body_of(http("GET", "/Schemas/" + ACME))
+    (sponsor,) = schema["attributes"]
+    assert sponsor["type"] == "complex"
+    assert [s["name"] for s in sponsor["subAttributes"]] == ["value", "$ref"]
+    assert sponsor["subAttributes"][1]["referenceTypes"] == ["User"]
+
+
+ACME_GROUP = "urn:example:params:scim:schemas:extension:acme:2.0:Group"
+
+
+def test_a_mapping_file_maps_a_groups_own_attributes(directory, other_service, tmp_path):
+    """``[[group]]`` entries: the attributes of a site's Group extension, each in an attribute
+    of the group entry: set on create, returned under the URN, found with ``eq`` where the
+    file allows it, changed and cleared by PATCH (path and path-less), listed in /Schemas and
+    in the Group resource type; members and the name are untouched."""
+    ad = directory.dialect == "ad"
+    cost, rank = ("info", "adminDescription") if ad else ("businessCategory", "ou")
+    site = tmp_path / "site.toml"
+    site.write_text(
+        f"""
+[[group]]
+scim = "{ACME_GROUP}:costCenter"
+ldap = "{cost}"
+filter = true
+
+[[group]]
+scim = "{ACME_GROUP}:rank"
+ldap = "{rank}"
+type = "integer"
+
+[schema."{ACME_GROUP}"]
+name = "AcmeGroup"
+""",
+        encoding="utf-8",
+    )
+    backend, http = other_service(mapping=load_mapping(site, default_mapping(directory.dialect)))
+    member = new_user(http)
+    name = "dk" + uuid.uuid4().hex[:8]
+    created = http(
+        "POST",
+        "/Groups",
+        json={
+            "displayName": name,
+            "members": [{"value": member["id"]}],
+            ACME_GROUP: {"costCenter": "CC-1", "rank": 2},
+        },
+    )
+    assert created.status_code == 201, body_of(created)
+    group = body_of(created)
+    path = "/Groups/" + group["id"]
+    for got in (group, body_of(http("GET", path))):
+        assert got[ACME_GROUP] == {"costCenter": "CC-1", "rank": 2}
+        assert ACME_GROUP in got["schemas"]
+    dn = backend.group_dn(group["id"])
+    entry = backend._search(dn, "(objectClass=*)", [cost, rank], scope="BASE")[0][0]
+    assert entry["attributes"][cost] == ["CC-1"] and entry["attributes"][rank] == ["2"]
+    found = http("GET", "/Groups", query_string={"filter": f'{ACME_GROUP}:costCenter eq "CC-1"'})
+    assert [g["id"] for g in body_of(found)["Resources"]] == [group["id"]]
+    changed = patch(
+        http,
+        path,
+        {"op": "replace", "path": f"{ACME_GROUP}:costCenter", "value": "CC-2"},
+        {"op": "replace", "value": {ACME_GROUP: {"rank": 3}}},
+    )
+    assert changed.status_code == 200, body_of(changed)
+    assert body_of(http("GET", path))[ACME_GROUP] == {"costCenter": "CC-2", "rank": 3}
+    cleared = patch(
+        http,
+        path,
+        {"op": "remove", "path": f"{ACME_GROUP}:rank"},
+        {"op": "replace", "value": {f"{ACME_GROUP}:costCenter": ""}},
+    )
+    assert cleared.status_code == 200, body_of(cleared)
+    after = body_of(http("GET", path))
+    assert ACME_GROUP not in after and after["displayName"] == name
+    assert [m["value"] for m in after["members"]] == [member["id"]]
+    wrong = patch(http, path, {"op": "replace", "path": f"{ACME_GROUP}:rank", "value": "x"})
+    assert wrong.status_code == 400 and body_of(wrong)["scimType"] == "invalidValue"
+    schema = body_of(http("GET", "/Schemas/" + ACME_GROUP))
+    assert schema["name"] == "AcmeGroup"
+    assert [(a["name"], a["type"]) for a in schema["attributes"]] == [
+        ("costCenter", "string"),
+        ("rank", "integer"),
+    ]
+    group_type = body_of(http("GET", "/ResourceTypes/Group"))
+    assert [e["schema"] for e in group_type["schemaExtensions"]] == [ACME_GROUP]

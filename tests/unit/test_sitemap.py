@@ -264,3 +264,60 @@ def test_a_binary_attribute_is_base64_octets_and_never_filtered(tmp_path):
     )
     with pytest.raises(ConfigError, match="line 1: a binary attribute cannot be filtered"):
         load_mapping(filtered, BASE)
+
+
+def test_a_reference_names_another_user_by_id_as_the_manager_does(tmp_path):
+    from scim_core.backends.ldap.mapping import UserMapping
+    from scim_core.backends.ldap.profiles import OPENLDAP
+
+    path = write(
+        tmp_path, f'[[user]]\nscim = "{ACME}:sponsor"\nldap = "seeAlso"\ntype = "reference"\n'
+    )
+    (sponsor,) = load_mapping(path, BASE).users
+    definition = sponsor.definition()
+    assert (sponsor.points_to, definition.type) == ("User", "complex")
+    assert [s.name for s in definition.sub_attributes] == ["value", "$ref"]
+    assert definition.sub_attributes[1].reference_types == ("User",)
+    mapping = UserMapping(OPENLDAP, "ou=people,dc=example,dc=org", mapped=(sponsor,))
+    user = {"userName": "a", ACME: {"sponsor": {"value": "id-b"}}}
+    assert mapping.reference_ids(user) == {"seeAlso": "id-b"}
+    dn = "uid=b,ou=people,dc=example,dc=org"
+    assert mapping.to_attributes(user, None, {"seeAlso": dn})["seeAlso"] == [dn]
+    entry = {"entryUUID": ["u"], "uid": ["a"], "seeAlso": [dn.upper()]}
+    assert mapping.to_resource(entry, None, {dn: "id-b"})[ACME] == {"sponsor": {"value": "id-b"}}
+    assert ACME not in mapping.to_resource(entry, None, {})  # a user since deleted
+    filtered = write(
+        tmp_path, f'[[user]]\nscim = "{ACME}:s"\nldap = "x"\ntype = "reference"\nfilter = true\n'
+    )
+    with pytest.raises(ConfigError, match="line 1: a reference attribute cannot be filtered"):
+        load_mapping(filtered, BASE)
+
+
+GROUP_EXTENSION = "urn:example:params:scim:schemas:extension:acme:2.0:Group"
+
+
+def test_group_tables_map_a_group_extension_only(tmp_path):
+    path = write(
+        tmp_path,
+        f'[[user]]\nscim = "{ACME}:badge"\nldap = "carLicense"\n\n'
+        f'[[group]]\nscim = "{GROUP_EXTENSION}:costCenter"\nldap = "businessCategory"\n'
+        "filter = true\n",
+    )
+    mapping = load_mapping(path, BASE)
+    (cost,) = mapping.groups
+    assert (cost.resource_type, cost.filter_name, cost.filterable) == (
+        "Group",
+        f"{GROUP_EXTENSION}:costCenter",
+        True,
+    )
+    group = BASE.extended_by(mapping).schema_set(DEFAULT_SCHEMAS).get("Group")
+    assert [s.id for s in group] == ["urn:ietf:params:scim:schemas:core:2.0:Group", GROUP_EXTENSION]
+    for entry, problem in [
+        ('scim = "displayName"\nldap = "x"', "is not an attribute of a Group extension"),
+        (f'scim = "{USER_URN}:title"\nldap = "x"', "is not an attribute of a Group extension"),
+        (f'scim = "{GROUP_EXTENSION}:o"\nldap = "x"\ntype = "reference"', "cannot be a ref"),
+        (f'scim = "{GROUP_EXTENSION}:o"\nldap = "x"\ncolour = 1', "unknown key 'colour'"),
+    ]:
+        wrong = write(tmp_path, f"\n[[group]]\n{entry}\n")
+        with pytest.raises(ConfigError, match=f"line 2: .*{problem}"):
+            load_mapping(wrong, BASE)

@@ -48,8 +48,11 @@ from scim_core.backends.ldap.mapping import (
     UserMapping,
     all_values,
     dn_key,
+    extension_resource,
+    extension_values,
     first,
     generalized_to_iso,
+    ldap_values,
 )
 from scim_core.backends.ldap.paging import SortedPager
 from scim_core.backends.ldap.profiles import PROFILES, Change, DirectoryProfile
@@ -65,7 +68,7 @@ from scim_core.backends.ldap.results import (
     scim_error,
 )
 from scim_core.backends.ldap.settings import LdapSettings
-from scim_core.backends.ldap.sitemap import default_mapping
+from scim_core.backends.ldap.sitemap import MappedAttribute, default_mapping
 from scim_core.errors import (
     DirectoryUnavailable,
     InvalidValue,
@@ -258,8 +261,12 @@ class LdapBackend:
         self.schemas: SchemaSet = _group_schema(settings, mapping.schema_set(DEFAULT_SCHEMAS))
         #: (resource type, attribute, operator) a filter may use beyond the policy's own.
         self.filter_forms: frozenset[tuple[str, str, str]] = frozenset(
-            ("User", m.filter_name, "eq") for m in mapping.users if m.filterable
+            (m.resource_type, m.filter_name, "eq")
+            for m in (*mapping.users, *mapping.groups)
+            if m.filterable
         )
+        #: The attributes of a site's Group extension, each an attribute of the group entry.
+        self.group_mapped: tuple[MappedAttribute, ...] = mapping.groups
         self.placeholder_dn = (
             (settings.placeholder_dn or settings.bind_dn)
             if self.profile.group_needs_member
@@ -290,7 +297,11 @@ class LdapBackend:
             },
         )
         self.group_filters = FilterMapping(
-            attributes={"id": "cn", "displayname": "cn"},
+            attributes={
+                "id": "cn",
+                "displayname": "cn",
+                **{_filter_key(m.path): m.ldap for m in mapping.groups if m.filterable},
+            },
             equalities={"displayname": self._group_name_filter},
         )
 
@@ -472,10 +483,17 @@ class LdapBackend:
                 names.append(self.settings.no_primary_email_attribute)
         return list(dict.fromkeys(names))
 
-    def _manager_ids(self, entries: Sequence[dict[str, Any]]) -> dict[str, str]:
-        """manager DN (lower case) -> user id, for every manager named in ``entries``, in one
-        search: by the profile's own-DN attribute, else by the userName in the RDN."""
-        managers = {str(m).lower() for e in entries if (m := first(e["attributes"], "manager"))}
+    def _named_user_ids(self, entries: Sequence[dict[str, Any]]) -> dict[str, str]:
+        """DN (lower case) -> user id, for every user ``entries`` name as their manager or in
+        a mapped reference, in one search: by the profile's own-DN attribute, else by the
+        userName in the RDN."""
+        holders = ["manager", *(m.ldap for m in self.users.references)]
+        managers = {
+            str(dn).lower()
+            for e in entries
+            for holder in holders
+            if (dn := first(e["attributes"], holder))
+        }
         if not managers:
             return {}
         dn_attribute = self.profile.dn_attribute
@@ -505,13 +523,33 @@ class LdapBackend:
         return {dn: by_dn[dn_key(dn)] for dn in managers if dn_key(dn) in by_dn}
 
     def _to_users(self, entries: Sequence[dict[str, Any]]) -> list[Resource]:
-        managers = self._manager_ids(entries)
+        ids = self._named_user_ids(entries)
         resources = []
         for entry in entries:
             manager = first(entry["attributes"], "manager")
-            manager_id = managers.get(str(manager).lower()) if manager else None
-            resources.append(self.users.to_resource(entry["attributes"], manager_id))
+            manager_id = ids.get(str(manager).lower()) if manager else None
+            resources.append(self.users.to_resource(entry["attributes"], manager_id, ids))
         return resources
+
+    def _references(
+        self, current: Resource | None, desired: Resource
+    ) -> tuple[dict[str, str | None], dict[str, str | None]]:
+        """The DNs of the users ``desired``'s references name, for a diff from ``current``:
+        a reference that names the same user on both sides stands for itself (no lookup),
+        a new one is looked up (an unknown id is 400)."""
+        before = self.users.reference_ids(current) if current is not None else {}
+        after = self.users.reference_ids(desired)
+        current_dns: dict[str, str | None] = {}
+        desired_dns: dict[str, str | None] = {}
+        for mapped in self.users.references:
+            named, previous = after[mapped.ldap], before.get(mapped.ldap)
+            current_dns[mapped.ldap] = _PREVIOUS if previous else None
+            if named == previous:
+                desired_dns[mapped.ldap] = current_dns[mapped.ldap]
+            else:
+                found = self._existing_dns([named], mapped.name) if named else [None]
+                desired_dns[mapped.ldap] = found[0]
+        return current_dns, desired_dns
 
     def _user_entry(self, user_id: str, attributes: Sequence[str]) -> dict[str, Any] | None:
         if not self.profile.is_valid_id(user_id):
@@ -636,7 +674,10 @@ class LdapBackend:
         uid = naming[self.profile.user_naming][0]
         dn = self.user_dn(uid)
         manager_dn = self._manager_dn(user)
-        values = {k: v for k, v in self.users.to_attributes(user, manager_dn).items() if v}
+        references = self._references(None, user)[1]
+        values = {
+            k: v for k, v in self.users.to_attributes(user, manager_dn, references).items() if v
+        }
         values.update(naming)
         # The RDN is unique in its OU; a name found otherwise needs a search first.
         looked_up = (
@@ -767,8 +808,11 @@ class LdapBackend:
             if self.users.manager_id(current) != self.users.manager_id(user):
                 previous_manager = _PREVIOUS if self.users.manager_id(current) else None
             same_state = {**user, "active": current.get("active", True)}
+            before, after = self._references(current, same_state)
             changes.update(
-                self.users.changes(current, same_state, previous_manager, manager_dn, {})
+                self.users.changes(
+                    current, same_state, previous_manager, manager_dn, {}, before, after
+                )
             )
             changes.pop("objectClass", None)  # the class came with the stamp
         changes.update(self._lock_after_password(dn, active))
@@ -806,8 +850,9 @@ class LdapBackend:
             # Only "some other value" matters for the diff; the old DN itself is not needed.
             current_manager_dn = _PREVIOUS if self.users.manager_id(current) else None
         lock_state = self._lock_state(current, dn)
+        before, after = self._references(current, desired)
         changes = self.users.changes(
-            current, desired, current_manager_dn, desired_manager_dn, lock_state
+            current, desired, current_manager_dn, desired_manager_dn, lock_state, before, after
         )
         # The attribute modify is conditional on the version read (RFC 4528 assertion): a
         # concurrent change makes it fail and the service plans again on a fresh read. It
@@ -1068,6 +1113,7 @@ class LdapBackend:
         external = first(attributes, self._group_external_id) if self._group_external_id else None
         if external is not None:
             group["externalId"] = str(external)
+        extension_resource(self.group_mapped, attributes, group)
         if members is not None:
             group["members"] = members
         meta: dict[str, Any] = {}
@@ -1116,7 +1162,13 @@ class LdapBackend:
 
     def _group_attributes(self) -> list[str]:
         optional = [self.settings.group_display_name_attribute, self._group_external_id]
-        return ["cn", *filter(None, optional), self.profile.version_attribute, *_META]
+        return [
+            "cn",
+            *filter(None, optional),
+            *(m.ldap for m in self.group_mapped),
+            self.profile.version_attribute,
+            *_META,
+        ]
 
     def get_group(self, group_id: str, members: bool = True) -> Resource | None:
         """The group whose cn is ``group_id``; members resolved through memberOf when asked."""
@@ -1178,6 +1230,10 @@ class LdapBackend:
         if external and self._group_external_id:
             values[self._group_external_id] = [str(external)]
             values["objectClass"].append(str(self.settings.group_object_class))
+        for attribute, found in extension_values(self.group_mapped, group).items():
+            if found:
+                values[attribute] = found
+        values["objectClass"] += self._group_classes_for(values, values["objectClass"])
 
         def add(connection: Connection) -> None:
             operations.add(connection, dn, values)
@@ -1194,9 +1250,10 @@ class LdapBackend:
         return created
 
     @_one_change("update group")
-    def update_group(self, group_id: str, changes: Mapping[str, str | None]) -> bool:
-        """Set the group's ``displayName`` (its id, the cn, and its members stay) and
-        ``externalId`` (``None`` clears it), in one modify of their attributes
+    def update_group(self, group_id: str, changes: Mapping[str, Any]) -> bool:
+        """Set the group's ``displayName`` (its id, the cn, and its members stay),
+        ``externalId`` and the attributes of the site's Group extension (keyed by their
+        URN-qualified name; ``None`` clears one), in one modify of their attributes
         (``SCIM_LDAP_GROUP_DISPLAY_NAME_ATTRIBUTE``, ``SCIM_LDAP_EXTERNAL_ID_ATTRIBUTE``, with
         the auxiliary class where the entry lacks it), after a check that no other group is
         displayed so. An externalId where the directory has no place for one is not kept.
@@ -1226,14 +1283,36 @@ class LdapBackend:
         if external is not None and "externalId" in changes:
             value = changes["externalId"]
             modify[external] = [(MODIFY_REPLACE, [value] if value else [])]
+        for mapped in self.group_mapped:
+            if mapped.filter_name in changes:
+                values = ldap_values(mapped, changes[mapped.filter_name])
+                modify[mapped.ldap] = [(MODIFY_REPLACE, values)]
         if not modify:
             return True
-        needed = self.settings.group_object_class
-        classes = {str(c).lower() for c in all_values(entries[0]["attributes"], "objectClass")}
-        if needed and needed.lower() not in classes:
-            modify["objectClass"] = [(MODIFY_ADD, [needed])]
+        present = all_values(entries[0]["attributes"], "objectClass")
+        extension = {m.ldap for m in self.group_mapped}
+        needed = [self.settings.group_object_class] if set(modify) - extension else []
+        written = {k: [v for _, vs in ops for v in vs] for k, ops in modify.items()}
+        missing = [
+            c
+            for c in (*filter(None, needed), *self._group_classes_for(written, present))
+            if c.lower() not in {str(p).lower() for p in present}
+        ]
+        if missing:
+            modify["objectClass"] = [(MODIFY_ADD, list(dict.fromkeys(missing)))]
         self._write("the group", lambda c: operations.modify(c, dn, modify))
         return True
+
+    def _group_classes_for(
+        self, values: Mapping[str, Sequence[Any]], present: Sequence[Any]
+    ) -> list[str]:
+        """The auxiliary classes the mapped attributes given a value need, not yet present."""
+        have = {str(c).lower() for c in present}
+        return [
+            str(m.object_class)
+            for m in self.group_mapped
+            if m.object_class and values.get(m.ldap) and m.object_class.lower() not in have
+        ]
 
     @property
     def _group_external_id(self) -> str | None:

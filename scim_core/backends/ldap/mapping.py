@@ -26,7 +26,17 @@ from scim_core.errors import InvalidValue
 from scim_core.normalize import Normalizer, normalize_username
 from scim_core.schemas.resources import ENTERPRISE_URN
 
-__all__ = ["UserMapping", "all_values", "dn_key", "first", "generalized_to_iso"]
+__all__ = [
+    "UserMapping",
+    "all_values",
+    "dn_key",
+    "extension_resource",
+    "extension_values",
+    "first",
+    "generalized_to_iso",
+    "ldap_values",
+    "scim_value",
+]
 
 Attributes = Mapping[str, Sequence[Any]]
 
@@ -151,11 +161,43 @@ def _element_of(
     return element
 
 
-def _ldap_form(mapped: MappedAttribute, value: Any) -> list[str]:
-    """The LDAP values of a mapped string (none for an unassigned one), in its syntax."""
-    if value in (None, ""):
+def ldap_values(mapped: MappedAttribute, value: Any) -> list[Any]:
+    """The LDAP values of a mapped attribute's SCIM value: none for an unassigned one, a
+    string in its LDAP syntax, another type converted (RFC 4517).
+
+    :raises InvalidValue: a value the attribute's LDAP syntax cannot hold.
+    """
+    if value is None or value == "":
         return []
-    return [to_ldap(mapped.syntax, mapped.filter_name, str(value))]
+    if mapped.type in _TEXT_TYPES:
+        return [to_ldap(mapped.syntax, mapped.filter_name, str(value))]
+    return [_TO_LDAP[mapped.type](value)]
+
+
+def scim_value(mapped: MappedAttribute, raw: Any) -> Any:
+    """A mapped attribute's SCIM value from its first LDAP value (``None``: not usable)."""
+    if raw is None:
+        return None
+    if mapped.type in _TEXT_TYPES:
+        return from_ldap(mapped.syntax, str(raw))
+    return _FROM_LDAP[mapped.type](raw)
+
+
+def extension_values(
+    mapped: Sequence[MappedAttribute], resource: Mapping[str, Any]
+) -> dict[str, list[Any]]:
+    """LDAP attribute -> values, for the attributes of a site's extensions ``resource`` has."""
+    return {m.ldap: ldap_values(m, _get(resource, m.path)) for m in mapped}
+
+
+def extension_resource(
+    mapped: Sequence[MappedAttribute], attributes: Attributes, resource: dict[str, Any]
+) -> None:
+    """Set in ``resource`` the value of each attribute of ``mapped`` the entry holds."""
+    for attribute in mapped:
+        value = scim_value(attribute, first(attributes, attribute.ldap))
+        if value is not None:
+            _set(resource, attribute.path, value)
 
 
 def _get(resource: Mapping[str, Any], path: Sequence[str]) -> Any:
@@ -224,7 +266,20 @@ class UserMapping:
     @property
     def typed(self) -> tuple[MappedAttribute, ...]:
         """The site's attributes of another type than string (converted both ways)."""
-        return tuple(m for m in self._mapped if m.type not in _TEXT_TYPES)
+        return tuple(m for m in self._mapped if m.type not in _TEXT_TYPES and m.points_to is None)
+
+    @property
+    def references(self) -> tuple[MappedAttribute, ...]:
+        """The site's references to other users: an id in SCIM, a DN in LDAP."""
+        return tuple(m for m in self._mapped if m.points_to is not None)
+
+    def reference_ids(self, resource: Mapping[str, Any]) -> dict[str, str | None]:
+        """LDAP attribute -> the id of the user each reference of ``resource`` names."""
+        found = {}
+        for mapped in self.references:
+            value = _get(resource, (*mapped.path, "value"))
+            found[mapped.ldap] = str(value) if value else None
+        return found
 
     @property
     def elements(self) -> tuple[MappedAttribute, ...]:
@@ -315,6 +370,7 @@ class UserMapping:
             *self.user_name_attributes,
             *(ldap for _, ldap in self.strings),
             *(m.ldap for m in self.typed),
+            *(m.ldap for m in self.references),
             *(m.ldap for m in self.elements),
             "mail",
             "manager",
@@ -350,8 +406,18 @@ class UserMapping:
                 classes.append(needed)
         return classes
 
-    def to_resource(self, attributes: Attributes, manager_id: str | None) -> Resource:
-        """A canonical SCIM User from an entry's attributes (and its manager's resolved id)."""
+    def to_resource(
+        self,
+        attributes: Attributes,
+        manager_id: str | None,
+        ids: Mapping[str, str] | None = None,
+    ) -> Resource:
+        """A canonical SCIM User from an entry's attributes.
+
+        :param manager_id: the id of the manager it names, resolved.
+        :param ids: DN (lower case) -> user id, for the users its references name; a DN
+            that is not there (a user since deleted) is left out.
+        """
         resource: Resource = {
             "id": self.profile.format_id(first(attributes, self.profile.id_attribute)),
             "userName": self.user_name(attributes),
@@ -360,21 +426,18 @@ class UserMapping:
             external_id = first(attributes, self.external_id_attribute)
             if external_id is not None:
                 resource["externalId"] = str(external_id)
-        for mapped in self.plain:
-            value = first(attributes, mapped.ldap)
-            if value is not None:
-                _set(resource, mapped.path, from_ldap(mapped.syntax, str(value)))
-        for mapped in self.typed:
-            raw = first(attributes, mapped.ldap)
-            converted = None if raw is None else _FROM_LDAP[mapped.type](raw)
-            if converted is not None:
-                _set(resource, mapped.path, converted)
+        extension_resource((*self.plain, *self.typed), attributes, resource)
+        for mapped in self.references:
+            dn = first(attributes, mapped.ldap)
+            named = (ids or {}).get(str(dn).lower()) if dn is not None else None
+            if named is not None:
+                _set(resource, mapped.path, {"value": named})
         for mapped in self.elements:
             raw = first(attributes, mapped.ldap)
             if raw is not None:
                 element = _element_of(resource.setdefault(mapped.name, []), mapped, create=True)
                 if element is not None:
-                    element[str(mapped.sub)] = from_ldap(mapped.syntax, str(raw))
+                    element[str(mapped.sub)] = scim_value(mapped, raw)
         mails = all_values(attributes, "mail")
         if mails:
             # mail has no "primary": the first value is the primary address, unless the flag
@@ -405,26 +468,32 @@ class UserMapping:
     # ----------------------------------------------------------------- writing
 
     def to_attributes(
-        self, resource: Mapping[str, Any], manager_dn: str | None
+        self,
+        resource: Mapping[str, Any],
+        manager_dn: str | None,
+        references: Mapping[str, str | None] | None = None,
     ) -> dict[str, list[Any]]:
         """The LDAP values a resource implies (userName and active excluded: naming and profile).
 
         ``cn`` is required by inetOrgPerson: it defaults to "givenName familyName".
+
+        :param manager_dn: the DN of the manager it names, resolved.
+        :param references: LDAP attribute -> the DN each reference names (resolved from
+            :meth:`reference_ids`), or ``None`` where it names nobody.
 
         :raises InvalidValue: for several emails where the directory holds one (AD's mail),
             an address outside ASCII where ``mail`` is an IA5String (RFC 4524), or a value
             outside its mapped LDAP syntax: refused before any write.
         """
         values: dict[str, list[Any]] = {}
-        for mapped in self.plain:
-            values[mapped.ldap] = _ldap_form(mapped, _get(resource, mapped.path))
-        for mapped in self.typed:
-            value = _get(resource, mapped.path)
-            values[mapped.ldap] = [] if value is None else [_TO_LDAP[mapped.type](value)]
+        values.update(extension_values((*self.plain, *self.typed), resource))
+        for mapped in self.references:
+            dn = (references or {}).get(mapped.ldap)
+            values[mapped.ldap] = [dn] if dn else []
         for mapped in self.elements:
             element = _element_of(resource.get(mapped.name) or [], mapped, create=False)
             value = element.get(str(mapped.sub)) if element is not None else None
-            values[mapped.ldap] = _ldap_form(mapped, value)
+            values[mapped.ldap] = ldap_values(mapped, value)
         if "cn" in values and not values["cn"]:
             given = _get(resource, ("name", "givenName")) or ""
             family = _get(resource, ("name", "familyName")) or ""
@@ -462,13 +531,18 @@ class UserMapping:
         current_manager_dn: str | None,
         desired_manager_dn: str | None,
         current_attributes: Attributes,
+        current_references: Mapping[str, str | None] | None = None,
+        desired_references: Mapping[str, str | None] | None = None,
     ) -> dict[str, list[Change]]:
         """The modify list from ``current`` to ``desired``: only attributes whose values differ.
 
+        The DNs given for the manager and the references need only differ where the ids do
+        (an unchanged one may stand for itself on both sides).
+
         :raises InvalidValue: for a new userName the directory cannot hold (see :meth:`uid`).
         """
-        before = self.to_attributes(current, current_manager_dn)
-        after = self.to_attributes(desired, desired_manager_dn)
+        before = self.to_attributes(current, current_manager_dn, current_references)
+        after = self.to_attributes(desired, desired_manager_dn, desired_references)
         if desired.get("userName") != current.get("userName"):
             # The kept userName is modified; the uid, the RDN, is the backend's modrdn.
             renamed = self.naming_values(str(desired["userName"]))

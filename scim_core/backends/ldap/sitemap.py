@@ -25,7 +25,8 @@ One ``[[user]]`` table per attribute::
     [[user]]
     scim = "urn:example:params:scim:schemas:extension:acme:2.0:User:badgeNumber"
     ldap = "employeeType"                  # ... or the site's own extension schema
-    type = "string"                        # string (default), boolean, integer, dateTime, binary
+    type = "string"                        # string (default), boolean, integer, dateTime,
+                                           # binary, reference (another user: id <-> DN)
     syntax = "directoryString"             # the LDAP attribute's, if narrower (syntaxes.py)
     filter = true                          # `eq` allowed in filters
     object_class = "acmePerson"            # added to an entry that gets a value
@@ -71,7 +72,7 @@ from scim_core.schemas.attributes import (
 __all__ = ["MappedAttribute", "SiteMapping", "default_mapping", "load_mapping"]
 
 #: Value types a mapped attribute may have (with their LDAP form, see ``mapping.py``).
-MAPPED_TYPES: Final = ("string", "boolean", "integer", "dateTime", "binary")
+MAPPED_TYPES: Final = ("string", "boolean", "integer", "dateTime", "binary", "reference")
 _KEYS: Final = frozenset(
     {
         "scim",
@@ -91,7 +92,7 @@ _ATTRIBUTE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")  # RFC 7643 §2.1 ATTR
 _REQUIRED: Final = frozenset(
     {(USER_URN.lower(), "name.givenname"), (USER_URN.lower(), "name.familyname")}
 )
-_USER_HEADER = re.compile(r"^\s*\[\[\s*user\s*\]\]")
+_HEADER = re.compile(r"^\s*\[\[\s*(user|group)\s*\]\]")
 _ELEMENT = re.compile(
     r'^(?P<name>[A-Za-z]+)\[\s*type\s+eq\s+"(?P<type>[^"]+)"\s*\]\.(?P<sub>[A-Za-z]+)$',
     re.IGNORECASE,
@@ -118,7 +119,8 @@ class MappedAttribute:
     :param schema: the URN of the schema holding it (core User, enterprise, or an extension).
     :param name: its name in that schema.
     :param ldap: the LDAP attribute holding its value.
-    :param type: its SCIM type (string, boolean, integer, dateTime or binary).
+    :param type: its SCIM type (string, boolean, integer, dateTime, binary; complex for a
+        reference).
     :param filterable: whether ``eq`` may compare it in a filter.
     :param object_class: an auxiliary class an entry needs for ``ldap`` (added with a value).
     :param mutability: RFC 7643 §7 mutability.
@@ -127,9 +129,13 @@ class MappedAttribute:
     :param syntax: the LDAP syntax of ``ldap`` where it is narrower than a Directory String
         (``telephoneNumber``, ``postalAddress``, ...: see ``syntaxes.py``); values are checked,
         and converted, before any write.
+    :param points_to: for a reference to another resource (``User``): the attribute is
+        ``{"value": id, "$ref": URI}`` in SCIM, as the manager is, and the DN in LDAP.
     :param element_type: for one element of a multi-valued attribute (``phoneNumbers``,
         ``addresses``): the ``type`` it has (``work``), with ``sub`` the sub-attribute held.
     :param sub: that sub-attribute (``value``, ``streetAddress``).
+    :param resource_type: ``User``, or ``Group`` for a ``[[group]]`` entry (an attribute of a
+        site's Group extension).
     """
 
     schema: str
@@ -142,7 +148,9 @@ class MappedAttribute:
     returned: ReturnedKind = "default"
     description: str = ""
     syntax: str = "directoryString"
+    points_to: str | None = None
     element_type: str | None = None
+    resource_type: str = "User"
     sub: str | None = None
 
     @property
@@ -172,6 +180,23 @@ class MappedAttribute:
 
     def definition(self) -> Attribute:
         """Its RFC 7643 §7 definition, as ``/Schemas`` shows it."""
+        if self.points_to is not None:
+            return Attribute(
+                self.name,
+                "complex",
+                mutability=self.mutability,
+                returned=self.returned,
+                description=self.description,
+                sub_attributes=(
+                    Attribute("value", "string", description=f"The id of the {self.points_to}."),
+                    Attribute(
+                        "$ref",
+                        "reference",
+                        reference_types=(self.points_to,),
+                        description=f"The URI of the {self.points_to} resource.",
+                    ),
+                ),
+            )
         return Attribute(
             self.name,
             self.type,
@@ -187,12 +212,14 @@ class SiteMapping:
     """A site's mapping file, read and checked.
 
     :param users: the mapped User attributes, in file order.
+    :param groups: the mapped Group attributes (of a site's Group extension), in file order.
     :param schema_names: extension URN -> (name, description) for ``/Schemas``.
     """
 
     users: tuple[MappedAttribute, ...] = ()
     schema_names: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     unmapped: tuple[MappedAttribute, ...] = ()
+    groups: tuple[MappedAttribute, ...] = ()
 
     def extended_by(self, site: SiteMapping) -> SiteMapping:
         """This mapping with ``site``'s: its entries added, or replacing the one that maps the
@@ -203,6 +230,7 @@ class SiteMapping:
             kept + site.users,
             {**self.schema_names, **site.schema_names},
             self.unmapped + site.unmapped,
+            self.groups + site.groups,
         )
 
     def schema_set(self, base: SchemaSet) -> SchemaSet:
@@ -229,6 +257,15 @@ class SiteMapping:
                 attribute.schema,
                 (attribute.definition(),),
                 name=name,
+                description=description,
+            )
+        for attribute in self.groups:
+            name, description = self.schema_names.get(attribute.schema, ("", ""))
+            result = result.with_attributes(
+                "Group",
+                attribute.schema,
+                (attribute.definition(),),
+                name=name or _default_schema_name(attribute.schema),
                 description=description,
             )
         for name, (subs, types) in elements.items():
@@ -287,25 +324,34 @@ def load_mapping(path: str | Path, base: SiteMapping | None = None) -> SiteMappi
         raise ConfigError(f"{where}{at}: {problem}") from None
 
 
-def _header_lines(text: str) -> list[int]:
-    return [n for n, line in enumerate(text.splitlines(), 1) if _USER_HEADER.match(line)]
+def _header_lines(text: str) -> dict[str, list[int]]:
+    """Table kind (``user``, ``group``) -> the line of each of its ``[[...]]`` headers."""
+    lines: dict[str, list[int]] = {"user": [], "group": []}
+    for number, line in enumerate(text.splitlines(), 1):
+        if found := _HEADER.match(line):
+            lines[found[1]].append(number)
+    return lines
 
 
 def _checked(
-    document: Mapping[str, Any], lines: list[int], base: SiteMapping | None
+    document: Mapping[str, Any], lines: dict[str, list[int]], base: SiteMapping | None
 ) -> SiteMapping:
-    unknown = set(document) - {"user", "schema"}
+    unknown = set(document) - {"user", "group", "schema"}
     if unknown:
-        raise _Problem(f"unknown table {sorted(unknown)[0]!r}; expected [[user]] or [schema.…].")
+        raise _Problem(
+            f"unknown table {sorted(unknown)[0]!r}; expected [[user]], [[group]] or [schema.…]."
+        )
+    for kind in ("user", "group"):
+        if not isinstance(document.get(kind, []), list):
+            raise _Problem(f"'{kind}' must be written as [[{kind}]] tables, one per attribute.")
     entries = document.get("user", [])
-    if not isinstance(entries, list):
-        raise _Problem("'user' must be written as [[user]] tables, one per attribute.")
+    lines_of_users = lines["user"]
     users: list[MappedAttribute] = []
     seen_scim: set[tuple[str, ...]] = set()
     seen_ldap: set[str] = set()
     unmapped: list[MappedAttribute] = []
     for index, entry in enumerate(entries):
-        line = lines[index] if index < len(lines) else None
+        line = lines_of_users[index] if index < len(lines_of_users) else None
         try:
             attribute = _attribute(entry)
         except _Problem as problem:
@@ -323,7 +369,10 @@ def _checked(
         seen_scim.add(attribute.key)
         seen_ldap.add(attribute.ldap.lower())
         users.append(attribute)
-    mapping = SiteMapping(tuple(users), _schema_names(document.get("schema", {})), tuple(unmapped))
+    groups = _groups(document.get("group", []), lines["group"])
+    mapping = SiteMapping(
+        tuple(users), _schema_names(document.get("schema", {})), tuple(unmapped), groups
+    )
     if base is not None:
         merged = base.extended_by(mapping)
         for index, attribute in enumerate(mapping.users):
@@ -333,14 +382,32 @@ def _checked(
                 raise _Problem(
                     f"the LDAP attribute {attribute.ldap} holds {other.filter_name} already "
                     "(the profile's mapping); map that one elsewhere too.",
-                    lines[index] if index < len(lines) else None,
+                    lines_of_users[index] if index < len(lines_of_users) else None,
                 )
     return mapping
 
 
-def _attribute(entry: Any) -> MappedAttribute:
+def _groups(entries: list[Any], lines: list[int]) -> tuple[MappedAttribute, ...]:
+    """``[[group]]`` entries: attributes of a site's Group extension, each its own LDAP
+    attribute of the group entry."""
+    groups: list[MappedAttribute] = []
+    for index, entry in enumerate(entries):
+        line = lines[index] if index < len(lines) else None
+        try:
+            attribute = _attribute(entry, "Group")
+        except _Problem as problem:
+            raise _Problem(str(problem), line) from None
+        if any(m.key == attribute.key for m in groups):
+            raise _Problem(f"{attribute.filter_name} is mapped twice.", line)
+        if any(m.ldap.lower() == attribute.ldap.lower() for m in groups):
+            raise _Problem(f"the LDAP attribute {attribute.ldap} holds two attributes.", line)
+        groups.append(attribute)
+    return tuple(groups)
+
+
+def _attribute(entry: Any, resource_type: str = "User") -> MappedAttribute:
     if not isinstance(entry, dict):
-        raise _Problem("a [[user]] entry must be a table.")
+        raise _Problem(f"a [[{resource_type.lower()}]] entry must be a table.")
     unknown = set(entry) - _KEYS
     if unknown:
         raise _Problem(f"unknown key {sorted(unknown)[0]!r}; expected {', '.join(sorted(_KEYS))}.")
@@ -349,6 +416,8 @@ def _attribute(entry: Any) -> MappedAttribute:
         raise _Problem("'scim' (the SCIM attribute) is missing or not a string.")
     if not isinstance(ldap, str) or not _LDAP_NAME.match(ldap):
         raise _Problem("'ldap' must name an LDAP attribute (letters, digits, '-').")
+    if resource_type == "Group":
+        return _group_attribute(entry, scim.strip(), ldap)
     element = _ELEMENT.match(scim.strip())
     if element is not None:
         return _element(entry, element)
@@ -375,12 +444,49 @@ def _attribute(entry: Any) -> MappedAttribute:
     elif schema == GROUP_URN or not schema.lower().startswith("urn:"):
         raise _Problem(f"{schema!r} is not a User extension schema URN.")
     else:
-        kind = given_type if given_type is not None else "string"
-        if kind not in MAPPED_TYPES:
-            raise _Problem(f"'type' must be one of {', '.join(MAPPED_TYPES)}.")
-        if kind == "binary" and entry.get("filter"):
-            raise _Problem("a binary attribute cannot be filtered.")
+        kind = _extension_type(entry)
         description = ""
+    points_to = None
+    if kind == "reference" and schema not in (USER_URN, ENTERPRISE_URN):
+        # Another user, as the manager is: its id in SCIM, its DN in LDAP.
+        kind, points_to = "complex", "User"
+    return MappedAttribute(
+        schema=schema,
+        name=name,
+        ldap=ldap,
+        type=kind,
+        points_to=points_to,
+        filterable=_boolean(entry, "filter"),
+        object_class=_optional_name(entry, "object_class"),
+        mutability=_choice(entry, "mutability", get_args(MutabilityKind), "readWrite"),
+        returned=_choice(entry, "returned", get_args(ReturnedKind), "default"),
+        description=str(entry.get("description", description)),
+        syntax=_syntax(entry, kind),
+    )
+
+
+def _extension_type(entry: Mapping[str, Any]) -> AttrType:
+    """The ``type`` of an attribute of a site's extension schema, checked."""
+    kind = entry.get("type", "string")
+    if kind not in MAPPED_TYPES:
+        raise _Problem(f"'type' must be one of {', '.join(MAPPED_TYPES)}.")
+    if kind in ("binary", "reference") and entry.get("filter"):
+        raise _Problem(f"a {kind} attribute cannot be filtered.")
+    return kind  # type: ignore[no-any-return]
+
+
+def _group_attribute(entry: Mapping[str, Any], scim: str, ldap: str) -> MappedAttribute:
+    """A ``[[group]]`` entry: an attribute of the site's Group extension (the core Group's
+    own attributes, displayName, members and externalId, are the service's)."""
+    schema, _, name = scim.rpartition(":")
+    known = {u.lower() for u in (USER_URN, ENTERPRISE_URN, GROUP_URN)}
+    if not schema.lower().startswith("urn:") or schema.lower() in known:
+        raise _Problem(f"{scim!r} is not an attribute of a Group extension schema URN.")
+    if not _ATTRIBUTE_NAME.match(name):
+        raise _Problem(f"{scim!r} does not name one attribute.")
+    kind = _extension_type(entry)
+    if kind == "reference":
+        raise _Problem("a group's attribute cannot be a reference.")
     return MappedAttribute(
         schema=schema,
         name=name,
@@ -390,8 +496,9 @@ def _attribute(entry: Any) -> MappedAttribute:
         object_class=_optional_name(entry, "object_class"),
         mutability=_choice(entry, "mutability", get_args(MutabilityKind), "readWrite"),
         returned=_choice(entry, "returned", get_args(ReturnedKind), "default"),
-        description=str(entry.get("description", description)),
+        description=str(entry.get("description", "")),
         syntax=_syntax(entry, kind),
+        resource_type="Group",
     )
 
 
