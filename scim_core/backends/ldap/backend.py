@@ -268,7 +268,7 @@ class LdapBackend:
         self.user_scope = SUBTREE if settings.users_scope == "sub" else LEVEL
         self.group_scope = SUBTREE if settings.groups_scope == "sub" else LEVEL
         self.pager = SortedPager(
-            self.connections, settings.vlv_per_connection, self.profile.ordering_rule
+            self.connections, settings.vlv_per_connection, self.profile.ordering_rule, self.binary
         )
         attributes = {
             "id": self.profile.id_attribute,
