@@ -934,8 +934,8 @@ def test_users_under_two_bases_are_listed_paged_and_found_together(
     everyone = listed(http, "/Users", count=50)
     assert [r["id"] for r in everyone["Resources"]] == in_order
     assert everyone["totalResults"] == 7
-    assert listed(http, "/Users", count=0) == {**listed(http, "/Users", count=0), "totalResults": 7}
-    assert not listed(http, "/Users", count=0).get("Resources")
+    only_counted = listed(http, "/Users", count=0)
+    assert only_counted["totalResults"] == 7 and not only_counted.get("Resources")
     for count in (1, 2, 3):
         for start in range(1, 10):
             page = listed(http, "/Users", startIndex=start, count=count)
