@@ -1,5 +1,6 @@
 """Settings: one clear line naming a bad or missing variable, secrets never echoed."""
 
+import dataclasses
 import hashlib
 
 import pytest
@@ -177,3 +178,12 @@ def test_secret_value_is_not_echoed_when_invalid():
             | {"SCIM_LDAP_BIND_PASSWORD": ""}
         )
     assert "canary" not in str(caught.value)
+
+
+def test_bases_given_in_code_are_checked_as_from_the_environment():
+    settings = LdapSettings.from_environ(LDAP_ENV)
+    people = settings.users_base
+    with pytest.raises(ConfigError, match=r"^SCIM_LDAP_USERS_BASE: .* overlap"):
+        dataclasses.replace(settings, users_bases=(people, "ou=staff," + people))
+    with pytest.raises(ConfigError, match=r"^SCIM_LDAP_GROUPS_BASE: groups_base must be the first"):
+        dataclasses.replace(settings, groups_bases=("ou=teams,dc=example,dc=org",))

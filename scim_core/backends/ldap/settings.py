@@ -72,6 +72,19 @@ def _under(dn: str, base: str) -> bool:
     return entry == ancestor or entry.endswith("," + ancestor)
 
 
+def _overlap(bases: tuple[str, ...]) -> str | None:
+    """Why ``bases`` cannot all be searched (``None``: they can): an entry under two of them
+    would be found twice."""
+    for index, base in enumerate(bases):
+        for other in bases[index + 1 :]:
+            if _under(base, other) or _under(other, base):
+                return (
+                    f"{base!r} and {other!r} overlap (one is inside the other): its entries "
+                    "would be found twice"
+                )
+    return None
+
+
 def _split_unescaped(text: str, separator: str) -> list[str]:
     """``text`` cut at each ``separator`` no backslash escapes (RFC 4514: ``\\;`` is part of a
     value; ``\\3B`` holds no ``;`` at all)."""
@@ -90,8 +103,8 @@ def _split_unescaped(text: str, separator: str) -> list[str]:
 
 
 def _bases(text: str) -> tuple[str, ...]:
-    """One or more DNs separated by ``;``, none inside another: an entry under two bases would
-    be listed twice."""
+    """One or more DNs separated by ``;`` (that none is inside another is checked with the
+    settings, which may also be built without this text)."""
     bases = tuple(item.strip() for item in _split_unescaped(text, ";"))
     for base in bases:
         if not base:
@@ -100,13 +113,6 @@ def _bases(text: str) -> tuple[str, ...]:
             parse_dn(_SPACED_SEPARATOR.sub(r"\1", base))
         except LDAPInvalidDnError as error:
             raise ValueError(f"{base!r} is not a DN ({error})") from None
-    for index, base in enumerate(bases):
-        for other in bases[index + 1 :]:
-            if _under(base, other) or _under(other, base):
-                raise ValueError(
-                    f"{base!r} and {other!r} overlap (one is inside the other): its entries "
-                    "would be found twice"
-                )
     return bases
 
 
@@ -356,6 +362,9 @@ class LdapSettings:
         bases = getattr(self, f"{kind}_bases") or (base,)
         if _key(bases[0]) != _key(base):
             raise ConfigError(f"{variable}: {kind}_base must be the first of {kind}_bases.")
+        overlap = _overlap(bases)
+        if overlap:
+            raise ConfigError(f"{variable}: {overlap}.")
         object.__setattr__(self, f"{kind}_bases", bases)
         new_base = getattr(self, f"new_{kind}_base") or base
         object.__setattr__(self, f"new_{kind}_base", new_base)
