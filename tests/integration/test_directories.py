@@ -934,6 +934,8 @@ def test_users_under_two_bases_are_listed_paged_and_found_together(
     everyone = listed(http, "/Users", count=50)
     assert [r["id"] for r in everyone["Resources"]] == in_order
     assert everyone["totalResults"] == 7
+    beyond = listed(http, "/Users", startIndex=2**31 - 1, count=200)  # RFC 4511 maxInt
+    assert beyond["totalResults"] == 7 and not beyond.get("Resources")
     only_counted = listed(http, "/Users", count=0)
     assert only_counted["totalResults"] == 7 and not only_counted.get("Resources")
     for count in (1, 2, 3):

@@ -216,7 +216,7 @@ class SortedPager:
     ) -> tuple[int, list[dict[str, Any]], bytes | None]:
         controls = [
             sort_control(sort_attribute, self._ordering_rule),
-            vlv_control(min(start, _MAX_INT), max(count - 1, 0), context),
+            vlv_control(min(start, _MAX_INT), min(max(count - 1, 0), _MAX_INT), context),
         ]
 
         def operation(connection: Connection) -> tuple[list[dict[str, Any]], dict[str, Any]]:
