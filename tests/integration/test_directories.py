@@ -856,6 +856,206 @@ def test_groups_in_several_ous_are_found_by_their_id(directory, other_service):
         http("DELETE", "/Users/" + member["id"])
 
 
+@pytest.fixture
+def sibling_ous(directory_backend):
+    """A function adding OUs (the DNs of ``names`` below ``parent``) for one test: the service
+    account makes them and removes them, with whatever is left in them, afterwards."""
+    made: list[str] = []
+    run = directory_backend.connections.run
+
+    def make(parent: str, *names: str) -> list[str]:
+        dns = [f"ou={name},{parent}" for name in names]
+        for dn in dns:
+            run(
+                lambda c, dn=dn: operations.add(
+                    c, dn, {"objectClass": ["top", "organizationalUnit"]}
+                )
+            )
+            made.append(dn)
+        return dns
+
+    yield make
+    for ou in reversed(made):
+        left, _ = directory_backend._search(ou, "(objectClass=*)", ["1.1"], scope="LEVEL")
+        for entry in left:
+            run(lambda c, dn=entry["dn"]: operations.delete(c, dn))
+        run(lambda c, ou=ou: operations.delete(c, ou))
+
+
+def named_user(http, user_name: str, **extra) -> dict[str, Any]:
+    body = {
+        "userName": user_name,
+        "name": {"givenName": "Bea", "familyName": "Sis"},
+        "emails": [{"value": user_name, "type": "work", "primary": True}],
+        **extra,
+    }
+    response = http("POST", "/Users", json=body)
+    assert response.status_code == 201, body_of(response)
+    return body_of(response)
+
+
+def listed(http, path: str, **query) -> dict[str, Any]:
+    response = http("GET", path, query_string=query)
+    assert response.status_code == 200, body_of(response)
+    return body_of(response)
+
+
+def test_users_under_two_bases_are_listed_paged_and_found_together(
+    directory, directory_backend, other_service, sibling_ous
+):
+    """SCIM_LDAP_USERS_BASE naming two sibling OUs: their users are listed in one userName
+    order across page boundaries at every start, counted together, found by filter and id
+    and written wherever they are; creates go to the new-users base; a third OU that is not
+    configured stays out (its users 404)."""
+    token = uuid.uuid4().hex[:6]
+    staff, contractors, other = sibling_ous(
+        directory_backend.settings.users_base, f"s{token}", f"c{token}", f"o{token}"
+    )
+    both = {"users_base": staff, "users_bases": (staff, contractors)}
+    backend, http = other_service(**both, new_users_base=staff)
+    _, into_contractors = other_service(**both, new_users_base=contractors)
+    _, elsewhere = other_service(users_base=other, users_bases=(other,), new_users_base=other)
+    prefix = f"mb{token}"
+    # Interleaved names, mixed case: the order is userName's, case aside, whatever the base.
+    plan = {"b": staff, "C": staff, "f": staff, "G": staff, "a": contractors, "D": contractors}
+    plan["e"] = contractors
+    shared = f"shared{token}@example.org"
+    users = {}
+    for letter, base in plan.items():
+        client = http if base == staff else into_contractors
+        disabled = {"active": False} if letter in "bCa" else {}
+        emails = [{"value": shared, "type": "work", "primary": True}] if letter in "fD" else None
+        extra = {**disabled, **({"emails": emails} if emails else {})}
+        users[letter] = named_user(client, f"{prefix}-{letter}@example.org", **extra)
+        assert dn_of(backend, users[letter]).lower().endswith("," + base.lower())
+    outsider = named_user(elsewhere, f"{prefix}-0@example.org")
+    in_order = [users[k]["id"] for k in sorted(users, key=str.casefold)]
+
+    everyone = listed(http, "/Users", count=50)
+    assert [r["id"] for r in everyone["Resources"]] == in_order
+    assert everyone["totalResults"] == 7
+    beyond = listed(http, "/Users", startIndex=2**31 - 1, count=200)  # RFC 4511 maxInt
+    assert beyond["totalResults"] == 7 and not beyond.get("Resources")
+    only_counted = listed(http, "/Users", count=0)
+    assert only_counted["totalResults"] == 7 and not only_counted.get("Resources")
+    for count in (1, 2, 3):
+        for start in range(1, 10):
+            page = listed(http, "/Users", startIndex=start, count=count)
+            assert page["totalResults"] == 7 and page["startIndex"] == start
+            assert [r["id"] for r in page["Resources"]] == in_order[start - 1 : start - 1 + count]
+            # The page's entries are read in full, with the attributes asked.
+            assert all(r["name"]["givenName"] == "Bea" for r in page["Resources"])
+
+    second = users["D"]
+    found = listed(http, "/Users", filter=f'userName eq "{second["userName"].upper()}"')
+    assert [r["id"] for r in found["Resources"]] == [second["id"]]
+    inactive = [users[k]["id"] for k in ("a", "b", "C")]
+    for count in (1, 2):
+        walked = []
+        for start in range(1, 5, count):
+            page = listed(http, "/Users", filter="active eq false", startIndex=start, count=count)
+            assert page["totalResults"] == 3
+            walked += [r["id"] for r in page["Resources"]]
+        assert walked == inactive
+    by_mail = listed(http, "/Users", filter=f'emails.value eq "{shared}"')
+    assert [r["id"] for r in by_mail["Resources"]] == [users["D"]["id"], users["f"]["id"]]
+
+    # The id of a user of the second base is found, written, and its name stays taken.
+    assert listed(http, "/Users/" + second["id"])["userName"] == second["userName"]
+    title = {"op": "replace", "path": "title", "value": "Contractor"}
+    changed = patch(http, "/Users/" + second["id"], title)
+    assert changed.status_code == 200 and body_of(changed)["title"] == "Contractor"
+    twin = http(
+        "POST",
+        "/Users",
+        json={
+            "userName": second["userName"],
+            "name": {"givenName": "T", "familyName": "W"},
+            "emails": [{"value": f"twin{token}@example.org"}],
+        },
+    )
+    assert twin.status_code == 409, body_of(twin)
+
+    assert outsider["id"] not in {r["id"] for r in listed(http, "/Users", count=50)["Resources"]}
+    assert http("GET", "/Users/" + outsider["id"]).status_code == 404
+    assert patch(http, "/Users/" + outsider["id"], title).status_code == 404
+    lookup = listed(http, "/Users", filter=f'userName eq "{outsider["userName"]}"')
+    assert lookup["totalResults"] == 0
+
+
+def test_groups_under_two_bases_are_listed_found_and_take_members_of_either(
+    directory, directory_backend, other_service, sibling_ous
+):
+    """SCIM_LDAP_GROUPS_BASE naming two sibling OUs: a group of the second base is found by
+    its id and its displayName, listed with the others in order, and takes as members users
+    of either users base; a group of a third OU stays out."""
+    token = uuid.uuid4().hex[:6]
+    settings = directory_backend.settings
+    people, contractors = sibling_ous(settings.users_base, f"p{token}", f"c{token}")
+    teams, projects, other = sibling_ous(
+        settings.groups_base, f"t{token}", f"j{token}", f"o{token}"
+    )
+    shape = {
+        "users_base": people,
+        "users_bases": (people, contractors),
+        "groups_base": teams,
+        "groups_bases": (teams, projects),
+    }
+    backend, http = other_service(**shape, new_users_base=people, new_groups_base=teams)
+    _, second = other_service(**shape, new_users_base=contractors, new_groups_base=projects)
+    _, elsewhere = other_service(groups_base=other, groups_bases=(other,), new_groups_base=other)
+    prefix = f"gb{token}"
+    names = {"b": http, "D": http, "a": second, "c": second, "E": second}
+    groups = {}
+    for letter, client in names.items():
+        created = client("POST", "/Groups", json={"displayName": f"{prefix}{letter}"})
+        assert created.status_code == 201, body_of(created)
+        groups[letter] = body_of(created)
+    outsider = elsewhere("POST", "/Groups", json={"displayName": f"{prefix}0"})
+    assert outsider.status_code == 201, body_of(outsider)
+    assert backend.group_dn(groups["c"]["id"]).lower().endswith("," + projects.lower())
+
+    in_order = [groups[k]["id"] for k in sorted(groups, key=str.casefold)]
+    for count in (2, 3):
+        walked = []
+        for start in range(1, 7, count):
+            page = listed(http, "/Groups", startIndex=start, count=count)
+            assert page["totalResults"] == 5
+            walked += [g["id"] for g in page["Resources"]]
+        assert walked == in_order
+
+    group = groups["c"]
+    found = listed(http, "/Groups", filter=f'displayName eq "{group["displayName"]}"')
+    assert [g["id"] for g in found["Resources"]] == [group["id"]]
+    assert listed(http, "/Groups/" + group["id"])["displayName"] == group["displayName"]
+    assert http("POST", "/Groups", json={"displayName": group["displayName"]}).status_code == 409
+
+    member_here = named_user(http, f"{prefix}-u@example.org")
+    member_there = named_user(second, f"{prefix}-v@example.org")
+    members = [{"value": member_here["id"]}, {"value": member_there["id"]}]
+    for target in (groups["c"], groups["b"]):
+        path = "/Groups/" + target["id"]
+        added = patch(http, path, {"op": "add", "path": "members", "value": members})
+        assert added.status_code in (200, 204), body_of(added)
+        read = {m["value"] for m in listed(http, path)["members"]}
+        assert read == {member_here["id"], member_there["id"]}
+    listed_members = {
+        g["id"]: {m["value"] for m in g.get("members") or ()}
+        for g in listed(http, "/Groups", count=50)["Resources"]
+    }
+    assert listed_members[groups["c"]["id"]] == {member_here["id"], member_there["id"]}
+    remove = {"op": "remove", "path": f'members[value eq "{member_there["id"]}"]'}
+    assert patch(http, "/Groups/" + group["id"], remove).status_code in (200, 204)
+    read = [m["value"] for m in listed(http, "/Groups/" + group["id"])["members"]]
+    assert read == [member_here["id"]]
+
+    absent = body_of(outsider)["id"]
+    assert http("GET", "/Groups/" + absent).status_code == 404
+    by_name = listed(http, "/Groups", filter=f'displayName eq "{prefix}0"')
+    assert by_name["totalResults"] == 0
+    assert absent not in {g["id"] for g in listed(http, "/Groups", count=50)["Resources"]}
+
+
 ACME = "urn:example:params:scim:schemas:extension:acme:2.0:User"
 
 

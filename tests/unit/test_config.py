@@ -1,5 +1,6 @@
 """Settings: one clear line naming a bad or missing variable, secrets never echoed."""
 
+import dataclasses
 import hashlib
 
 import pytest
@@ -46,6 +47,66 @@ def test_new_entries_go_where_the_service_searches():
             LdapSettings.from_environ(env)
     with pytest.raises(ConfigError, match="SCIM_LDAP_USERS_SCOPE"):
         LdapSettings.from_environ({**LDAP_ENV, "SCIM_LDAP_USERS_SCOPE": "subtree"})
+
+
+def test_several_bases_split_on_unescaped_semicolons():
+    settings = LdapSettings.from_environ(
+        {
+            **LDAP_ENV,
+            "SCIM_LDAP_USERS_BASE": r" ou=staff\;temps,dc=example,dc=org ; ou=a\3Bb,dc=org",
+            "SCIM_LDAP_GROUPS_BASE": "ou=groups,dc=example,dc=org;ou=teams,dc=example,dc=org",
+        }
+    )
+    assert settings.users_bases == (
+        r"ou=staff\;temps,dc=example,dc=org",
+        r"ou=a\3Bb,dc=org",
+    )
+    assert settings.users_base == settings.new_users_base == settings.users_bases[0]
+    assert settings.groups_bases == ("ou=groups,dc=example,dc=org", "ou=teams,dc=example,dc=org")
+    assert settings.groups_base == "ou=groups,dc=example,dc=org"
+    spaced = {**LDAP_ENV, "SCIM_LDAP_USERS_BASE": "OU=Staff, DC=example,DC=org; OU=Temps, DC=org"}
+    assert LdapSettings.from_environ(spaced).users_bases == (
+        "OU=Staff, DC=example,DC=org",
+        "OU=Temps, DC=org",
+    )
+    one = LdapSettings.from_environ(LDAP_ENV)
+    assert one.users_bases == (one.users_base,) and one.groups_bases == (one.groups_base,)
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        ("ou=people,dc=example,dc=org;", "empty item"),
+        ("ou=people,dc=example,dc=org; ;ou=staff,dc=example,dc=org", "empty item"),
+        ("ou=people,dc=example,dc=org;people", "is not a DN"),
+        ("ou=people,dc=example,dc=org;ou=staff,ou=people,dc=example,dc=org", "overlap"),
+        ("ou=staff,ou=people,dc=example,dc=org;ou=people,dc=example,dc=org", "overlap"),
+        ("ou=people,dc=example,dc=org;OU=People, DC=example,DC=org", "overlap"),
+    ],
+)
+def test_bad_bases_are_refused_in_one_line_naming_the_variable(value, reason):
+    for variable in ("SCIM_LDAP_USERS_BASE", "SCIM_LDAP_GROUPS_BASE"):
+        with pytest.raises(ConfigError, match=reason) as refused:
+            LdapSettings.from_environ({**LDAP_ENV, variable: value})
+        message = str(refused.value)
+        assert message.startswith(variable + ":") and "\n" not in message
+
+
+def test_new_entries_go_under_one_of_several_bases():
+    bases = "ou=people,dc=example,dc=org;ou=staff,dc=example,dc=org"
+    env = {**LDAP_ENV, "SCIM_LDAP_USERS_BASE": bases}
+    second = {**env, "SCIM_LDAP_NEW_USERS_BASE": "ou=staff,dc=example,dc=org"}
+    assert LdapSettings.from_environ(second).new_users_base == "ou=staff,dc=example,dc=org"
+    below = "ou=temps,ou=staff,dc=example,dc=org"
+    sub = {**env, "SCIM_LDAP_USERS_SCOPE": "sub", "SCIM_LDAP_NEW_USERS_BASE": below}
+    assert LdapSettings.from_environ(sub).new_users_base == below
+    for refused in (
+        {**env, "SCIM_LDAP_NEW_USERS_BASE": below},  # one level: a base itself only
+        {**env, "SCIM_LDAP_NEW_USERS_BASE": "dc=example,dc=org"},  # above the bases
+        {**sub, "SCIM_LDAP_NEW_USERS_BASE": "ou=elsewhere,dc=example,dc=org"},
+    ):
+        with pytest.raises(ConfigError, match="SCIM_LDAP_NEW_USERS_BASE must be"):
+            LdapSettings.from_environ(refused)
 
 
 def test_no_primary_email_flag_is_mapped_by_default_and_can_be_turned_off():
@@ -117,3 +178,12 @@ def test_secret_value_is_not_echoed_when_invalid():
             | {"SCIM_LDAP_BIND_PASSWORD": ""}
         )
     assert "canary" not in str(caught.value)
+
+
+def test_bases_given_in_code_are_checked_as_from_the_environment():
+    settings = LdapSettings.from_environ(LDAP_ENV)
+    people = settings.users_base
+    with pytest.raises(ConfigError, match=r"^SCIM_LDAP_USERS_BASE: .* overlap"):
+        dataclasses.replace(settings, users_bases=(people, "ou=staff," + people))
+    with pytest.raises(ConfigError, match=r"^SCIM_LDAP_GROUPS_BASE: groups_base must be the first"):
+        dataclasses.replace(settings, groups_bases=("ou=teams,dc=example,dc=org",))

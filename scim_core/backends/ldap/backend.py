@@ -1,10 +1,12 @@
 """The LDAP backend: the Backend protocol over ldap3, one request -> few directory operations.
 
-Costs per request, by design: a lookup by id or filter is one search; a list page is one
-sorted VLV search (plus one batched search for managers or members); a PATCH that changes
-nothing is one search and no write, one that changes something a search and a modify whose
-post-read control (RFC 4527) brings the result back; membership changes check only the values
-in question (RFC 3876 ValuesReturnFilter), write single values and never read the member list.
+Costs per request, by design: a lookup by id or filter is one search (one per base where
+users or groups live under several); a list page is one sorted VLV search (plus one batched
+search for managers or members; over several bases, one window per base and one read of the
+page per base); a PATCH that changes nothing is one search and no write, one that changes
+something a search and a modify whose post-read control (RFC 4527) brings the result back;
+membership changes check only the values in question (RFC 3876 ValuesReturnFilter), write
+single values and never read the member list.
 Searches and modifies take the pyasn1-free path of :mod:`scim_core.backends.ldap.wire`.
 """
 
@@ -15,6 +17,7 @@ import logging
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -54,7 +57,7 @@ from scim_core.backends.ldap.mapping import (
     generalized_to_iso,
     ldap_values,
 )
-from scim_core.backends.ldap.paging import SortedPager
+from scim_core.backends.ldap.paging import SortedPager, Window
 from scim_core.backends.ldap.profiles import PROFILES, Change, DirectoryProfile
 from scim_core.backends.ldap.results import (
     ALREADY_EXISTS,
@@ -158,6 +161,36 @@ def _group_schema(settings: LdapSettings, schemas: SchemaSet) -> SchemaSet:
     if settings.group_object_class is not None and settings.external_id_attribute is not None:
         kept.append(GROUP_EXTERNAL_ID)
     return schemas.with_attributes("Group", GROUP_URN, tuple(kept)) if kept else schemas
+
+
+@dataclass(frozen=True)
+class _Place:
+    """Where one resource type lives and how a list of it is ordered.
+
+    :param bases: the bases searched, none inside another.
+    :param scope: ``LEVEL`` or ``SUBTREE``, under each base.
+    :param sort_attribute: what a list is ordered by.
+    :param key_attribute: a value one entry alone holds (its id), to read entries again.
+    :param unique_keys: SCIM attributes whose ``eq`` lookup matches one entry at most.
+    """
+
+    bases: tuple[str, ...]
+    scope: str
+    sort_attribute: str
+    key_attribute: str
+    unique_keys: frozenset[str]
+
+
+def _in_order(sort_attribute: str) -> Callable[[dict[str, Any]], tuple[bool, str, str]]:
+    """A list's order for entries merged or sorted here: the sort attribute compared case
+    aside, as the directory's ordering rule does, entries without it last (RFC 2891 §1.1),
+    then the DN, so the order is total."""
+
+    def key(entry: dict[str, Any]) -> tuple[bool, str, str]:
+        value = first(entry["attributes"], sort_attribute)
+        return value is None, str(value or "").casefold(), str(entry["dn"]).casefold()
+
+    return key
 
 
 def _filter_key(path: Sequence[str]) -> str:
@@ -274,8 +307,19 @@ class LdapBackend:
         )
         self.user_scope = SUBTREE if settings.users_scope == "sub" else LEVEL
         self.group_scope = SUBTREE if settings.groups_scope == "sub" else LEVEL
+        # Right under one base an entry's RDN tells its DN; anywhere else it must be searched.
+        self._users_in_one_place = self.user_scope == LEVEL and len(settings.users_bases) == 1
+        self._groups_in_one_place = self.group_scope == LEVEL and len(settings.groups_bases) == 1
+        self._user_place = _Place(
+            settings.users_bases,
+            self.user_scope,
+            self.profile.user_name_attribute,
+            self.profile.id_attribute,
+            _USER_KEYS,
+        )
+        self._group_place = _Place(settings.groups_bases, self.group_scope, "cn", "cn", _GROUP_KEYS)
         self.pager = SortedPager(
-            self.connections, settings.vlv_per_connection, self.profile.ordering_rule
+            self.connections, settings.vlv_per_connection, self.profile.ordering_rule, self.binary
         )
         attributes = {
             "id": self.profile.id_attribute,
@@ -351,20 +395,45 @@ class LdapBackend:
         except LDAPOperationResult as error:
             raise scim_error(error, "the search") from None
 
-    def _search_users(
-        self, search_filter: str, attributes: Sequence[str]
+    def _search_bases(
+        self,
+        bases: Sequence[str],
+        scope: str,
+        search_filter: str,
+        attributes: Sequence[str],
+        *,
+        first_match: bool = False,
     ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-        """A search where users live: under the users base, in its configured scope."""
-        return self._search(
-            self.settings.users_base, search_filter, attributes, scope=self.user_scope
+        """One search per base, the entries concatenated (the bases never overlap, so no entry
+        comes twice); ``first_match`` stops at the first base that has any, for a lookup by a
+        value only one entry holds."""
+        found: list[dict[str, Any]] = []
+        result: dict[str, Any] = {}
+        for base in bases:
+            entries, result = self._search(base, search_filter, attributes, scope=scope)
+            found += entries
+            if first_match and found:
+                break
+        return found, result
+
+    def _search_users(
+        self, search_filter: str, attributes: Sequence[str], *, first_match: bool = False
+    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """A search where users live: under each users base, in the configured scope."""
+        return self._search_bases(
+            self.settings.users_bases,
+            self.user_scope,
+            search_filter,
+            attributes,
+            first_match=first_match,
         )
 
     def _search_groups(
         self, search_filter: str, attributes: Sequence[str]
     ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-        """A search where groups live: under the groups base, in its configured scope."""
-        return self._search(
-            self.settings.groups_base, search_filter, attributes, scope=self.group_scope
+        """A search where groups live: under each groups base, in the configured scope."""
+        return self._search_bases(
+            self.settings.groups_bases, self.group_scope, search_filter, attributes
         )
 
     def _write(self, what: str, operation: Any, *, retry: bool = True) -> Any:
@@ -392,7 +461,7 @@ class LdapBackend:
         """
         # Right under one base (the new users' base, then) a uid tells the DN.
         if (
-            self.user_scope == LEVEL
+            self._users_in_one_place
             and self.profile.user_naming == self.profile.user_name_attribute
         ):
             name = str(current["userName"])
@@ -410,13 +479,13 @@ class LdapBackend:
     def group_dn(self, group_id: str) -> str | None:
         """The DN of the group whose cn is ``group_id``: derived where groups live right under
         one base, else searched (``None``: no such group, or several with that cn)."""
-        if self.group_scope == LEVEL:
+        if self._groups_in_one_place:
             return f"cn={dn_value(group_id)},{self.settings.groups_base}"
         entries, _ = self._search_groups(
             f"(&{self.profile.group_filter}(cn={filter_value(group_id)}))", ["1.1"]
         )
         if len(entries) > 1:
-            log.warning("several groups have one cn under the groups base; none is answered")
+            log.warning("several groups have one cn under the groups bases; none is answered")
         return str(entries[0]["dn"]) if len(entries) == 1 else None
 
     def _id_filter(self, ident: str) -> str:
@@ -557,6 +626,7 @@ class LdapBackend:
         entries, _ = self._search_users(
             f"(&{self.profile.user_filter}{self._id_filter(user_id)})",
             attributes,
+            first_match=True,
         )
         return entries[0] if entries else None
 
@@ -566,14 +636,7 @@ class LdapBackend:
         return self._to_users([entry])[0] if entry else None
 
     def _sorted_page(
-        self,
-        base: str,
-        search_filter: str,
-        sort_attribute: str,
-        query: Query,
-        attributes: list[str],
-        unique_keys: frozenset[str],
-        scope: str = LEVEL,
+        self, place: _Place, search_filter: str, query: Query, attributes: list[str]
     ) -> tuple[int, list[dict[str, Any]]]:
         """One window of a server-side sorted result with its total (sort + VLV controls).
 
@@ -581,39 +644,96 @@ class LdapBackend:
         one entry: it is a plain search, without the sort and VLV session that would cost the
         server a sort context and us a connection renewal every few requests. A server
         without sort and VLV has every match read and sorted here (documented: the cost of a
-        page then grows with the number of matches).
+        page then grows with the number of matches). Several bases are merged here
+        (:meth:`_merged_page`).
         """
-        unique = query.filter is not None and _unique_lookup(query.filter, unique_keys)
+        unique = query.filter is not None and _unique_lookup(query.filter, place.unique_keys)
         if unique or not self._capabilities().sorted_windows:
-            entries, _ = self._search(base, search_filter, attributes, scope=scope)
-            entries.sort(key=lambda e: str(first(e["attributes"], sort_attribute) or "").lower())
+            entries, _ = self._search_bases(place.bases, place.scope, search_filter, attributes)
+            entries.sort(key=_in_order(place.sort_attribute))
             start = query.start_index - 1
             return len(entries), entries[start : start + query.count] if query.count else []
+        if len(place.bases) > 1:
+            return self._merged_page(place, search_filter, query, attributes)
+        window = self._window(
+            place, place.bases[0], search_filter, query.start_index, query.count, attributes
+        )
+        return window.total, window.entries
+
+    def _window(
+        self,
+        place: _Place,
+        base: str,
+        search_filter: str,
+        start: int,
+        count: int,
+        attributes: Sequence[str],
+    ) -> Window:
+        """One sorted VLV window under ``base``, a refusal translated."""
         try:
-            window = self.pager.window(
-                base,
-                search_filter,
-                sort_attribute,
-                query.start_index,
-                query.count,
-                attributes,
-                scope,
+            return self.pager.window(
+                base, search_filter, place.sort_attribute, start, count, attributes, place.scope
             )
         except LDAPOperationResult as error:
             raise scim_error(error, "the search") from None
-        return window.total, window.entries
+
+    def _merged_page(
+        self, place: _Place, search_filter: str, query: Query, attributes: list[str]
+    ) -> tuple[int, list[dict[str, Any]]]:
+        """A page across several bases, in the order one base would give.
+
+        The page's entries are among the first ``startIndex + count - 1`` of some base, so each
+        base gives those, sort and id only, in one sorted window; they are merged here
+        (:func:`_in_order`), the page cut out, and its entries read in full. The total is the
+        sum of the bases' totals. Cost: the first pass reads up to ``startIndex + count - 1``
+        short entries from every base, so it grows with startIndex times the number of bases
+        (one base costs one window whatever the start).
+        """
+        end = query.start_index - 1 + query.count
+        keys = [place.sort_attribute, place.key_attribute]
+        order = _in_order(place.sort_attribute)
+        total = 0
+        heads: list[tuple[tuple[bool, str, str], str, dict[str, Any]]] = []
+        for base in place.bases:
+            window = self._window(place, base, search_filter, 1, end if query.count else 0, keys)
+            total += window.total
+            heads += [(order(entry), base, entry) for entry in window.entries]
+        heads.sort()  # the keys end with the DN: never equal, so never a dict compared
+        page = heads[query.start_index - 1 : end]
+        return total, self._read_in_full(place, search_filter, page, attributes)
+
+    def _read_in_full(
+        self,
+        place: _Place,
+        search_filter: str,
+        page: Sequence[tuple[Any, str, dict[str, Any]]],
+        attributes: list[str],
+    ) -> list[dict[str, Any]]:
+        """The page's entries (key, base, entry with its keys only) read with ``attributes``,
+        in the page's order: one search per base, for the key values of its entries. An
+        entry deleted since the first pass is left out."""
+        wanted: dict[str, list[Any]] = {}
+        for _, base, entry in page:
+            value = first(entry["attributes"], place.key_attribute)
+            if value is not None:
+                wanted.setdefault(base, []).append(value)
+        found: dict[str, dict[str, Any]] = {}
+        for base, values in wanted.items():
+            parts = "".join(f"({place.key_attribute}={filter_value(v)})" for v in values)
+            entries, _ = self._search(
+                base, f"(&{search_filter}(|{parts}))", attributes, scope=place.scope
+            )
+            found.update((str(e["dn"]).lower(), e) for e in entries)
+        return [e for _, _, head in page if (e := found.get(str(head["dn"]).lower())) is not None]
 
     def find_users(self, query: Query) -> Page:
         """A page of users in userName order; one sorted VLV search (plus one for managers)."""
         condition = to_ldap(query.filter, self.user_filters) if query.filter else ""
         total, entries = self._sorted_page(
-            self.settings.users_base,
+            self._user_place,
             f"(&{self.profile.user_filter}{condition})",
-            self.profile.user_name_attribute,
             query,
             self._user_attributes(query.attributes),
-            _USER_KEYS,
-            self.user_scope,
         )
         return Page(total, self._to_users(entries))
 
@@ -682,7 +802,7 @@ class LdapBackend:
         # The RDN is unique in its OU; a name found otherwise needs a search first.
         looked_up = (
             self.profile.user_naming != self.profile.user_name_attribute
-            or self.user_scope == SUBTREE  # a uid is unique in one OU only
+            or not self._users_in_one_place  # a uid is unique in one OU only
         )
         if (looked_up or not self.users.is_plain(name)) and self._name_taken(name):
             raise Uniqueness("This userName is taken.")
@@ -1190,13 +1310,10 @@ class LdapBackend:
         """A page of groups in cn order; one sorted VLV search plus one for members."""
         condition = to_ldap(query.filter, self.group_filters) if query.filter else ""
         total, entries = self._sorted_page(
-            self.settings.groups_base,
+            self._group_place,
             f"(&{self.profile.group_filter}{condition})",
-            "cn",
             query,
             self._group_attributes(),
-            _GROUP_KEYS,
-            self.group_scope,
         )
         with_members = query.attributes is None or "members" in query.attributes
         members = self._members_of([e["dn"] for e in entries]) if with_members else {}

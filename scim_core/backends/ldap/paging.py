@@ -79,6 +79,8 @@ class SortedPager:
     :param sessions_per_connection: at most the server's ``sssvlv-maxperconn``.
     :param ordering_rule: the ordering rule named in sort requests (``None``: the
         attribute's own).
+    :param binary: lower-case attribute names whose values are octets (AD's objectGUID),
+        never decoded as text even when they happen to be valid UTF-8.
     """
 
     def __init__(
@@ -86,9 +88,11 @@ class SortedPager:
         connections: ConnectionFactory,
         sessions_per_connection: int,
         ordering_rule: str | None = None,
+        binary: frozenset[str] = frozenset(),
     ) -> None:
         self._connections = connections
         self._ordering_rule = ordering_rule
+        self._binary = binary
         self._limit = max(1, sessions_per_connection)
         self._local = threading.local()
         self._naming_contexts: tuple[str, ...] | None = None
@@ -212,7 +216,7 @@ class SortedPager:
     ) -> tuple[int, list[dict[str, Any]], bytes | None]:
         controls = [
             sort_control(sort_attribute, self._ordering_rule),
-            vlv_control(min(start, _MAX_INT), max(count - 1, 0), context),
+            vlv_control(min(start, _MAX_INT), min(max(count - 1, 0), _MAX_INT), context),
         ]
 
         def operation(connection: Connection) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -224,6 +228,7 @@ class SortedPager:
                     scope,
                     list(attributes) if count else ["1.1"],
                     controls,
+                    self._binary,
                 )
             except LDAPOperationResult as error:
                 # VLV range error: the window starts past the end; the response control still

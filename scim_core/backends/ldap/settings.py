@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import re
 import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
+
+from ldap3.core.exceptions import LDAPInvalidDnError
+from ldap3.utils.dn import parse_dn
 
 from scim_core.backends.ldap.mapping import dn_key
 from scim_core.backends.ldap.profiles import PROFILES
@@ -53,10 +57,63 @@ def _scope(text: str) -> str:
     return text.strip().lower()
 
 
+# Spaces around an unescaped separator, as RFC 1779 allowed and AD's tools still print them.
+_SPACED_SEPARATOR = re.compile(r"(?<!\\)\s*([,=+])\s*")
+
+
+def _key(dn: str) -> str:
+    """``dn`` in a comparable form, spaces around its separators tolerated."""
+    return dn_key(_SPACED_SEPARATOR.sub(r"\1", dn))
+
+
 def _under(dn: str, base: str) -> bool:
     """Whether ``dn`` is ``base`` or below it (RFC 4514 DNs, compared case-insensitively)."""
-    entry, ancestor = dn_key(dn), dn_key(base)
+    entry, ancestor = _key(dn), _key(base)
     return entry == ancestor or entry.endswith("," + ancestor)
+
+
+def _overlap(bases: tuple[str, ...]) -> str | None:
+    """Why ``bases`` cannot all be searched (``None``: they can): an entry under two of them
+    would be found twice."""
+    for index, base in enumerate(bases):
+        for other in bases[index + 1 :]:
+            if _under(base, other) or _under(other, base):
+                return (
+                    f"{base!r} and {other!r} overlap (one is inside the other): its entries "
+                    "would be found twice"
+                )
+    return None
+
+
+def _split_unescaped(text: str, separator: str) -> list[str]:
+    """``text`` cut at each ``separator`` no backslash escapes (RFC 4514: ``\\;`` is part of a
+    value; ``\\3B`` holds no ``;`` at all)."""
+    items: list[str] = []
+    current: list[str] = []
+    escaped = False
+    for character in text:
+        if character == separator and not escaped:
+            items.append("".join(current))
+            current = []
+            continue
+        current.append(character)
+        escaped = character == "\\" and not escaped
+    items.append("".join(current))
+    return items
+
+
+def _bases(text: str) -> tuple[str, ...]:
+    """One or more DNs separated by ``;`` (that none is inside another is checked with the
+    settings, which may also be built without this text)."""
+    bases = tuple(item.strip() for item in _split_unescaped(text, ";"))
+    for base in bases:
+        if not base:
+            raise ValueError("an empty item: a ';' with no DN on one side")
+        try:
+            parse_dn(_SPACED_SEPARATOR.sub(r"\1", base))
+        except LDAPInvalidDnError as error:
+            raise ValueError(f"{base!r} is not a DN ({error})") from None
+    return bases
 
 
 DEFAULT: Final = "default"
@@ -80,14 +137,27 @@ LDAP_SETTINGS: tuple[Setting[Any], ...] = (
         required=True,
         secret=True,
     ),
-    Setting("SCIM_LDAP_USERS_BASE", str, None, "Where users live.", required=True),
-    Setting("SCIM_LDAP_GROUPS_BASE", str, None, "Where groups live.", required=True),
+    Setting(
+        "SCIM_LDAP_USERS_BASE",
+        _bases,
+        None,
+        "Where users live: one DN, or several separated by `;` (none inside another; a `;` "
+        "in a value is escaped, `\\;` or `\\3B`).",
+        required=True,
+    ),
+    Setting(
+        "SCIM_LDAP_GROUPS_BASE",
+        _bases,
+        None,
+        "Where groups live: one DN or several, as SCIM_LDAP_USERS_BASE.",
+        required=True,
+    ),
     Setting(
         "SCIM_LDAP_USERS_SCOPE",
         _scope,
         "one",
-        "`one`: users are the entries right under SCIM_LDAP_USERS_BASE; `sub`: anywhere below "
-        "it (users in several OUs, and moved between them).",
+        "`one`: users are the entries right under each SCIM_LDAP_USERS_BASE; `sub`: anywhere "
+        "below one (users in several OUs, and moved between them).",
     ),
     Setting(
         "SCIM_LDAP_GROUPS_SCOPE",
@@ -99,15 +169,15 @@ LDAP_SETTINGS: tuple[Setting[Any], ...] = (
         "SCIM_LDAP_NEW_USERS_BASE",
         str,
         None,
-        "Where new users are created (default: SCIM_LDAP_USERS_BASE; with scope `sub`, any "
-        "entry below it).",
+        "Where new users are created (default: the first SCIM_LDAP_USERS_BASE; another of "
+        "them, or with scope `sub` any entry below one).",
     ),
     Setting(
         "SCIM_LDAP_NEW_GROUPS_BASE",
         str,
         None,
-        "Where new groups are created (default: SCIM_LDAP_GROUPS_BASE; with scope `sub`, any "
-        "entry below it).",
+        "Where new groups are created (default: the first SCIM_LDAP_GROUPS_BASE; another of "
+        "them, or with scope `sub` any entry below one).",
     ),
     Setting(
         "SCIM_LDAP_DIALECT",
@@ -227,7 +297,11 @@ LDAP_SETTINGS: tuple[Setting[Any], ...] = (
 @dataclass(frozen=True)
 class LdapSettings:
     """Validated LDAP plugin settings (``mapping``: the site's mapping file, which extends
-    the profile's own, :func:`~scim_core.backends.ldap.sitemap.default_mapping`)."""
+    the profile's own, :func:`~scim_core.backends.ldap.sitemap.default_mapping`).
+
+    ``users_bases`` and ``groups_bases`` are every base, ``users_base`` and ``groups_base``
+    the first of them; given only the first, it is the only one.
+    """
 
     urls: tuple[str, ...]
     bind_dn: str
@@ -256,6 +330,8 @@ class LdapSettings:
     dry_run: bool = False
     dry_run_ldif: str | None = None
     mapping: SiteMapping = field(default_factory=SiteMapping)
+    users_bases: tuple[str, ...] = ()
+    groups_bases: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         # Schema-extension parts left to the profile take its default; "none" turns one off.
@@ -270,22 +346,34 @@ class LdapSettings:
             "group_object_class": schema.group_object_class,
         }
         for kind in ("users", "groups"):
-            base = getattr(self, f"{kind}_base")
-            new_base = getattr(self, f"new_{kind}_base") or base
-            object.__setattr__(self, f"new_{kind}_base", new_base)
-            scope = getattr(self, f"{kind}_scope")
-            if not (_under(new_base, base) if scope == "sub" else _under(base, new_base)):
-                # A new entry outside what the service searches could never be found again.
-                raise ConfigError(
-                    f"SCIM_LDAP_NEW_{kind.upper()}_BASE must be SCIM_LDAP_{kind.upper()}_BASE"
-                    f" or, with SCIM_LDAP_{kind.upper()}_SCOPE=sub, an entry below it."
-                )
+            self._settle_bases(kind)
         for name, default in defaults.items():
             value = getattr(self, name)
             if value == DEFAULT:
                 object.__setattr__(self, name, default)
             elif value is not None and value.lower() == "none":
                 object.__setattr__(self, name, None)
+
+    def _settle_bases(self, kind: str) -> None:
+        """Fill in ``<kind>_bases`` and ``new_<kind>_base``; refuse a new-entries base the
+        service would not search (an entry created there could never be found again)."""
+        variable = f"SCIM_LDAP_{kind.upper()}_BASE"
+        base = getattr(self, f"{kind}_base")
+        bases = getattr(self, f"{kind}_bases") or (base,)
+        if _key(bases[0]) != _key(base):
+            raise ConfigError(f"{variable}: {kind}_base must be the first of {kind}_bases.")
+        overlap = _overlap(bases)
+        if overlap:
+            raise ConfigError(f"{variable}: {overlap}.")
+        object.__setattr__(self, f"{kind}_bases", bases)
+        new_base = getattr(self, f"new_{kind}_base") or base
+        object.__setattr__(self, f"new_{kind}_base", new_base)
+        sub = getattr(self, f"{kind}_scope") == "sub"
+        if not any(_under(new_base, b) if sub else _key(new_base) == _key(b) for b in bases):
+            raise ConfigError(
+                f"SCIM_LDAP_NEW_{kind.upper()}_BASE must be a {variable} or, with "
+                f"SCIM_LDAP_{kind.upper()}_SCOPE=sub, an entry below one."
+            )
 
     def __repr__(self) -> str:
         return f"LdapSettings(urls={self.urls!r}, bind_dn={self.bind_dn!r}, ...)"
@@ -303,8 +391,10 @@ class LdapSettings:
             urls=v["SCIM_LDAP_URL"],
             bind_dn=v["SCIM_LDAP_BIND_DN"],
             bind_password=v["SCIM_LDAP_BIND_PASSWORD"],
-            users_base=v["SCIM_LDAP_USERS_BASE"],
-            groups_base=v["SCIM_LDAP_GROUPS_BASE"],
+            users_base=v["SCIM_LDAP_USERS_BASE"][0],
+            groups_base=v["SCIM_LDAP_GROUPS_BASE"][0],
+            users_bases=v["SCIM_LDAP_USERS_BASE"],
+            groups_bases=v["SCIM_LDAP_GROUPS_BASE"],
             dialect=v["SCIM_LDAP_DIALECT"],
             users_scope=v["SCIM_LDAP_USERS_SCOPE"],
             groups_scope=v["SCIM_LDAP_GROUPS_SCOPE"],
