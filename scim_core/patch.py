@@ -342,8 +342,11 @@ Handler = Callable[[Resource, _Target, Any], list[Element]]
 
 
 def _same(parent: Attribute, left: Any, right: Any) -> bool:
-    """Whether two elements are the same value (RFC 7643 §2.4: the ``value`` sub-attribute)."""
+    """Whether two elements are the same value (RFC 7643 §2.4: the ``value`` sub-attribute;
+    a simple attribute's values themselves, strings compared per its caseExact)."""
     value_sub = parent.sub("value")
+    if isinstance(left, str) and isinstance(right, str) and not parent.case_exact:
+        return left.casefold() == right.casefold()
     if not (isinstance(left, Mapping) and isinstance(right, Mapping)) or value_sub is None:
         return bool(left == right)
     a, b = left.get("value"), right.get("value")
@@ -354,13 +357,17 @@ def _same(parent: Attribute, left: Any, right: Any) -> bool:
     return bool(a == b)
 
 
-def _value_key(value_sub: Attribute | None, element: Any) -> Hashable | None:
+def _value_key(parent: Attribute, element: Any) -> Hashable | None:
     """What :func:`_same` compares ``element`` by, when that is a hashable value."""
-    if value_sub is None or not isinstance(element, Mapping):
+    value_sub = parent.sub("value")
+    if not isinstance(element, Mapping):  # a simple attribute's value
+        value, case_exact = element, parent.case_exact
+    elif value_sub is None:
         return None
-    value = element.get("value")
+    else:
+        value, case_exact = element.get("value"), value_sub.case_exact
     if isinstance(value, str):
-        return ("text", value if value_sub.case_exact else value.casefold())
+        return ("text", value if case_exact else value.casefold())
     try:
         return None if value is None else ("other", hash(value), value)
     except TypeError:
@@ -376,21 +383,20 @@ class _ByValue:
 
     def __init__(self, parent: Attribute, items: Sequence[Element] = ()) -> None:
         self._parent = parent
-        self._value_sub = parent.sub("value")
         self._keyed: dict[Hashable, Element] = {}
         self._unkeyed: list[Element] = []
         for item in items:
             self.add(item)
 
     def add(self, element: Element) -> None:
-        key = _value_key(self._value_sub, element)
+        key = _value_key(self._parent, element)
         if key is None:
             self._unkeyed.append(element)
         else:
             self._keyed.setdefault(key, element)  # the first of equal elements, as a scan finds
 
     def find(self, element: Element) -> Element | None:
-        key = _value_key(self._value_sub, element)
+        key = _value_key(self._parent, element)
         if key is None:
             return next((i for i in self._unkeyed if _same(self._parent, i, element)), None)
         return self._keyed.get(key)
@@ -402,8 +408,10 @@ def _with_derived(parent: Attribute, element: Element, previous: Element | None)
     Read-only sub-attributes are derived by the service and immutable ones cannot change, so a
     value that stays (``members`` replaced by a list holding it again) keeps them.
     """
+    if not isinstance(element, Mapping) or not isinstance(previous, Mapping):
+        return element  # a simple attribute's value derives nothing
     derived = {s.name for s in parent.sub_attributes if s.mutability in {"readOnly", "immutable"}}
-    kept = {k: v for k, v in (previous or {}).items() if k in derived}
+    kept = {k: v for k, v in previous.items() if k in derived}
     return {**kept, **element}
 
 
@@ -451,7 +459,8 @@ def _union(holder: Resource, target: _Target, value: Any) -> list[Element]:
             index.add(element)
             written.append(element)
         else:
-            present.update({k: v for k, v in element.items() if k != "value"})
+            if isinstance(present, dict) and isinstance(element, Mapping):
+                present.update({k: v for k, v in element.items() if k != "value"})
             written.append(present)
     return written
 

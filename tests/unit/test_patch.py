@@ -732,3 +732,25 @@ def test_standard_attributes_not_stored_are_skipped_not_refused():
     assert changed and patched == {"id": "1", "userName": "u", "title": "B"}
     with pytest.raises(InvalidPath):
         apply_patch(user, [{"op": "replace", "path": "favouriteColour", "value": "x"}])
+
+
+def test_a_simple_multi_valued_attribute_of_an_extension_is_patched_value_by_value():
+    from scim_core.schemas.attributes import DEFAULT_SCHEMAS, Attribute
+
+    urn = "urn:example:params:scim:schemas:extension:acme:2.0:User"
+    schemas = DEFAULT_SCHEMAS.with_attributes(
+        "User", urn, (Attribute("skills", "string", multi_valued=True),)
+    )
+    user = {"userName": "a", urn: {"skills": ["LDAP", "SCIM"]}}
+    added, changed = apply_patch(
+        user, [{"op": "add", "path": f"{urn}:skills", "value": ["scim", "AD"]}], "User", schemas
+    )
+    assert changed and added[urn]["skills"] == ["LDAP", "SCIM", "AD"]  # caseExact false
+    replaced, _ = apply_patch(
+        added, [{"op": "replace", "path": f"{urn}:skills", "value": ["AD"]}], "User", schemas
+    )
+    assert replaced[urn]["skills"] == ["AD"]
+    removed, _ = apply_patch(
+        added, [{"op": "remove", "path": f"{urn}:skills", "value": ["ldap"]}], "User", schemas
+    )
+    assert removed[urn]["skills"] == ["SCIM", "AD"]

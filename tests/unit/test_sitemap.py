@@ -321,3 +321,35 @@ def test_group_tables_map_a_group_extension_only(tmp_path):
         wrong = write(tmp_path, f"\n[[group]]\n{entry}\n")
         with pytest.raises(ConfigError, match=f"line 2: .*{problem}"):
             load_mapping(wrong, BASE)
+
+
+def test_an_extension_attribute_may_hold_a_list(tmp_path):
+    from scim_core.backends.ldap.mapping import UserMapping
+    from scim_core.backends.ldap.profiles import OPENLDAP
+
+    path = write(
+        tmp_path,
+        f'[[user]]\nscim = "{ACME}:skills"\nldap = "businessCategory"\nmulti_valued = true\n',
+    )
+    (skills,) = load_mapping(path, BASE).users
+    assert skills.multi_valued and skills.definition().multi_valued
+    mapping = UserMapping(OPENLDAP, "ou=people,dc=example,dc=org", mapped=(skills,))
+    user = {"userName": "a", ACME: {"skills": ["LDAP", "SCIM", "LDAP", ""]}}
+    assert mapping.to_attributes(user, None)["businessCategory"] == ["LDAP", "SCIM"]
+    entry = {"entryUUID": ["u"], "uid": ["a"], "businessCategory": ["SCIM", "LDAP"]}
+    read = mapping.to_resource(entry, None)
+    assert read[ACME] == {"skills": ["SCIM", "LDAP"]}
+    # The same values in another order are no change.
+    assert "businessCategory" not in mapping.changes(read, user, None, None, entry)
+    for entry_text, problem in [
+        ('scim = "nickName"\nldap = "x"\nmulti_valued = true', "only an attribute of a site"),
+        (f'scim = "{ACME}:r"\nldap = "x"\ntype = "reference"\nmulti_valued = true', "only an"),
+        (
+            f'scim = "{ACME}:p"\nldap = "x"\nsyntax = "postalAddress"\nmulti_valued = true',
+            "a postalAddress cannot be multi_valued",
+        ),
+        (f'scim = "{ACME}:m"\nldap = "x"\nmulti_valued = "yes"', "must be true or false"),
+    ]:
+        wrong = write(tmp_path, f"[[user]]\n{entry_text}\n")
+        with pytest.raises(ConfigError, match=f"line 1: .*{problem}"):
+            load_mapping(wrong, BASE)

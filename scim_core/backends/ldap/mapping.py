@@ -167,15 +167,23 @@ def ldap_values(mapped: MappedAttribute, value: Any) -> list[Any]:
 
     :raises InvalidValue: a value the attribute's LDAP syntax cannot hold.
     """
-    if value is None or value == "":
-        return []
-    if mapped.type in _TEXT_TYPES:
-        return [to_ldap(mapped.syntax, mapped.filter_name, str(value))]
-    return [_TO_LDAP[mapped.type](value)]
+    items = value if isinstance(value, list) and mapped.multi_valued else [value]
+    found: list[Any] = []
+    for item in items:
+        if item is None or item == "":
+            continue
+        converted: str | bytes
+        if mapped.type in _TEXT_TYPES:
+            converted = to_ldap(mapped.syntax, mapped.filter_name, str(item))
+        else:
+            converted = _TO_LDAP[mapped.type](item)
+        if converted not in found:  # an LDAP attribute holds a value once
+            found.append(converted)
+    return found
 
 
 def scim_value(mapped: MappedAttribute, raw: Any) -> Any:
-    """A mapped attribute's SCIM value from its first LDAP value (``None``: not usable)."""
+    """A mapped attribute's SCIM value from one LDAP value (``None``: not usable)."""
     if raw is None:
         return None
     if mapped.type in _TEXT_TYPES:
@@ -195,6 +203,12 @@ def extension_resource(
 ) -> None:
     """Set in ``resource`` the value of each attribute of ``mapped`` the entry holds."""
     for attribute in mapped:
+        if attribute.multi_valued:
+            values = [scim_value(attribute, v) for v in all_values(attributes, attribute.ldap)]
+            values = [v for v in values if v is not None]
+            if values:
+                _set(resource, attribute.path, values)
+            continue
         value = scim_value(attribute, first(attributes, attribute.ldap))
         if value is not None:
             _set(resource, attribute.path, value)
@@ -549,8 +563,11 @@ class UserMapping:
             renamed.pop(self.profile.user_naming)
             after.update(renamed)
         changes: dict[str, list[Change]] = {}
+        # A multi-valued attribute's values have no order: the same ones are no change.
+        unordered = {m.ldap for m in self._mapped if m.multi_valued}
         for name, values in after.items():
-            if values == before.get(name, []):
+            previous = before.get(name, [])
+            if values == previous or (name in unordered and set(values) == set(previous)):
                 continue
             changes[name] = [(MODIFY_REPLACE, values)] if values else [(MODIFY_DELETE, [])]
         # Writing an attribute of the auxiliary class needs the class on the entry; the

@@ -28,6 +28,7 @@ One ``[[user]]`` table per attribute::
     type = "string"                        # string (default), boolean, integer, dateTime,
                                            # binary, reference (another user: id <-> DN)
     syntax = "directoryString"             # the LDAP attribute's, if narrower (syntaxes.py)
+    multi_valued = false                   # a list: every value of the LDAP attribute
     filter = true                          # `eq` allowed in filters
     object_class = "acmePerson"            # added to an entry that gets a value
     mutability = "readWrite"               # readWrite (default), readOnly, immutable, writeOnly
@@ -79,6 +80,7 @@ _KEYS: Final = frozenset(
         "ldap",
         "type",
         "syntax",
+        "multi_valued",
         "filter",
         "object_class",
         "mutability",
@@ -136,6 +138,8 @@ class MappedAttribute:
     :param sub: that sub-attribute (``value``, ``streetAddress``).
     :param resource_type: ``User``, or ``Group`` for a ``[[group]]`` entry (an attribute of a
         site's Group extension).
+    :param multi_valued: an attribute of a site's extension holding a list of values, every
+        value of the LDAP attribute (in no particular order).
     """
 
     schema: str
@@ -151,6 +155,7 @@ class MappedAttribute:
     points_to: str | None = None
     element_type: str | None = None
     resource_type: str = "User"
+    multi_valued: bool = False
     sub: str | None = None
 
     @property
@@ -200,6 +205,7 @@ class MappedAttribute:
         return Attribute(
             self.name,
             self.type,
+            multi_valued=self.multi_valued,
             case_exact=self.type == "binary",
             mutability=self.mutability,
             returned=self.returned,
@@ -450,6 +456,7 @@ def _attribute(entry: Any, resource_type: str = "User") -> MappedAttribute:
     if kind == "reference" and schema not in (USER_URN, ENTERPRISE_URN):
         # Another user, as the manager is: its id in SCIM, its DN in LDAP.
         kind, points_to = "complex", "User"
+    standard_schema = schema in (USER_URN, ENTERPRISE_URN)
     return MappedAttribute(
         schema=schema,
         name=name,
@@ -462,7 +469,19 @@ def _attribute(entry: Any, resource_type: str = "User") -> MappedAttribute:
         returned=_choice(entry, "returned", get_args(ReturnedKind), "default"),
         description=str(entry.get("description", description)),
         syntax=_syntax(entry, kind),
+        multi_valued=_multi_valued(entry, standard_schema or points_to is not None),
     )
+
+
+def _multi_valued(entry: Mapping[str, Any], fixed: bool) -> bool:
+    """``multi_valued``: only an attribute of a site's extension chooses (RFC 7643 fixes the
+    others), and a reference or a postal address stays single."""
+    wanted = _boolean(entry, "multi_valued")
+    if wanted and fixed:
+        raise _Problem("only an attribute of a site's extension schema may be multi_valued.")
+    if wanted and entry.get("syntax") == "postalAddress":
+        raise _Problem("a postalAddress cannot be multi_valued here.")
+    return wanted
 
 
 def _extension_type(entry: Mapping[str, Any]) -> AttrType:
@@ -499,6 +518,7 @@ def _group_attribute(entry: Mapping[str, Any], scim: str, ldap: str) -> MappedAt
         description=str(entry.get("description", "")),
         syntax=_syntax(entry, kind),
         resource_type="Group",
+        multi_valued=_multi_valued(entry, False),
     )
 
 
@@ -507,6 +527,7 @@ def _profile_string(entry: Mapping[str, Any], sub: str) -> MappedAttribute:
     subs = {"givenname": "givenName", "familyname": "familyName", "formatted": "formatted"}
     if entry.get("filter") or entry.get("type", "string") != "string":
         raise _Problem(f"name.{subs[sub.lower()]} is a string and cannot be filtered here.")
+    _multi_valued(entry, True)
     return MappedAttribute(
         schema=USER_URN,
         name="name",
@@ -531,6 +552,7 @@ def _element(entry: Mapping[str, Any], match: re.Match[str]) -> MappedAttribute:
         raise _Problem(f"{name} elements map {', '.join(subs.values())}, not {match['sub']!r}.")
     if entry.get("filter") or entry.get("type", "string") != "string":
         raise _Problem(f"an element of {name} is a string and cannot be filtered.")
+    _multi_valued(entry, True)
     return MappedAttribute(
         schema=USER_URN,
         name=name,
