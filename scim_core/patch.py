@@ -282,7 +282,10 @@ def _path_target(path: str, op: str, resource_type: str, schemas: SchemaSet) -> 
             raise _Unstored(path)
         raise InvalidPath(f"The path names no attribute of a {resource_type}.")
     mutability = ref.definition.mutability
-    if mutability == "readOnly" or (mutability == "immutable" and op != "add"):
+    # A whole immutable attribute may be written when that changes nothing (or sets it for
+    # the first time): checked on the result (:func:`_check_immutable`).
+    whole = ref.sub_attribute is None and parsed.value_filter is None
+    if mutability == "readOnly" or (mutability == "immutable" and op != "add" and not whole):
         named = (
             ref.attribute if ref.sub_attribute is None else f"{ref.attribute}.{ref.sub_attribute}"
         )
@@ -319,7 +322,7 @@ def _object_targets(
                 continue
             if ref.definition.mutability == "readOnly":
                 continue
-            if ref.definition.mutability != "immutable" or op == "add":
+            if ref.definition.mutability != "immutable" or op == "add" or ref.sub_attribute is None:
                 yield _target(ref), attribute_value
 
 
@@ -725,4 +728,30 @@ def apply_patch(
             _check_size(result, target, resource_type)
     patched = _canonical_resource(result)
     before = _canonical_resource(resource)
+    _check_immutable(before, patched, resource_type, schemas)
     return patched, wrote_secret or _unordered(patched) != _unordered(before)
+
+
+@functools.lru_cache(maxsize=16)
+def _immutable(resource_type: str, schemas: SchemaSet) -> tuple[tuple[str | None, str], ...]:
+    """(extension URN or None for the core, name) of each immutable top-level attribute."""
+    return tuple(
+        (None if index == 0 else schema.id, attribute.name)
+        for index, schema in enumerate(schemas.get(resource_type))
+        for attribute in schema.attributes
+        if attribute.mutability == "immutable"
+    )
+
+
+def _check_immutable(
+    before: Resource, after: Resource, resource_type: str, schemas: SchemaSet
+) -> None:
+    """RFC 7643 §7: an immutable attribute, once it has a value, keeps it (writing the same
+    value again is no change, so a retried request still succeeds)."""
+    for urn, name in _immutable(resource_type, schemas):
+        old_holder = before if urn is None else before.get(urn) or {}
+        new_holder = after if urn is None else after.get(urn) or {}
+        old = old_holder.get(name) if isinstance(old_holder, Mapping) else None
+        new = new_holder.get(name) if isinstance(new_holder, Mapping) else None
+        if old not in (None, "", []) and new != old:
+            raise Mutability(f"The attribute '{name}' is immutable.")

@@ -11,7 +11,6 @@ from scim_core.errors import InvalidValue
 __all__ = ["MAX_PROJECTED_NAMES", "Projection", "parse_projection"]
 
 _ALWAYS = frozenset({"id", "schemas", "meta"})
-_URN_PREFIX = "urn:ietf:params:scim:schemas:"
 #: Names ``attributes`` or ``excludedAttributes`` may list: every attribute and sub-attribute
 #: of a User, with its schema URN, fits several times over; more is an attack, not a request.
 MAX_PROJECTED_NAMES = 200
@@ -51,10 +50,19 @@ class Projection:
     exclude: frozenset[str] = frozenset()
 
     def top_level(self) -> frozenset[str] | None:
-        """The top-level attributes a backend must fetch, or ``None`` for all."""
+        """The top-level attributes a backend must fetch, or ``None`` for all: a core name
+        without its sub-attribute; for an extension's ``urn:...:attribute[.sub]``, both
+        ``urn:...:attribute`` and the extension's URN (a URN may hold dots: ``2.0``)."""
         if not self.include:
             return None
-        return frozenset(name.split(".", 1)[0] for name in self.include) | _ALWAYS
+        names = set(_ALWAYS)
+        for name in self.include:
+            if not name.startswith("urn:"):
+                names.add(name.split(".", 1)[0])
+                continue
+            urn, _, last = name.rpartition(":")
+            names |= {f"{urn}:{last.split('.', 1)[0]}", urn}
+        return frozenset(names)
 
     def wants(self, name: str) -> bool:
         """Whether the top-level attribute ``name`` appears in the response at all."""
@@ -63,7 +71,7 @@ class Projection:
             return True
         if self.include:
             return any(n == lowered or n.startswith(lowered + ".") for n in self.include) or (
-                lowered.startswith(_URN_PREFIX) and any(n.startswith(lowered) for n in self.include)
+                lowered.startswith("urn:") and any(n.startswith(lowered) for n in self.include)
             )
         return lowered not in self.exclude
 
@@ -91,6 +99,13 @@ class Projection:
                     else item
                     for item in value
                 ]
+            inner = {
+                n[len(key) + 1 :].split(".", 1)[0]
+                for n in self.include
+                if n.startswith(key.lower() + ":")
+            }
+            if inner and isinstance(value, dict) and key.lower() not in self.include:
+                value = {k: v for k, v in value.items() if k.lower() in inner}  # an extension's
             subs = {n.split(".", 1)[1] for n in self.include if n.startswith(key.lower() + ".")}
             if subs and isinstance(value, dict) and key.lower() not in self.include:
                 value = {k: v for k, v in value.items() if k.lower() in subs}

@@ -205,6 +205,42 @@ class ScimService:
         }
 
     @functools.cached_property
+    def _unreturned(self) -> dict[str, tuple[tuple[str | None, str, bool], ...]]:
+        """resource type -> (extension URN or None for the core, attribute, whether it is
+        returned when asked for) of each attribute whose ``returned`` is ``never`` or
+        ``request`` (RFC 7643 §7)."""
+        return {
+            kind: tuple(
+                (None if index == 0 else schema.id, attribute.name, attribute.returned == "request")
+                for index, schema in enumerate(self.schemas.get(kind))
+                for attribute in schema.attributes
+                if attribute.returned in ("never", "request")
+            )
+            for kind in ("User", "Group")
+        }
+
+    def _without_unreturned(
+        self, resource: Resource, resource_type: str, projection: Projection | None
+    ) -> Resource:
+        """``resource`` without what its schema never returns, nor what it returns only when
+        ``attributes`` names it and this request's does not."""
+        asked = projection.include if projection is not None else frozenset()
+        shown = dict(resource)
+        for urn, name, on_request in self._unreturned.get(resource_type, ()):
+            full = (f"{urn}:{name}" if urn else name).lower()
+            if on_request and (full in asked or (urn is None and name.lower() in asked)):
+                continue
+            holder = shown if urn is None else shown.get(urn)
+            if isinstance(holder, dict) and name in holder:
+                if urn is None:
+                    del shown[name]
+                else:
+                    shown[urn] = {k: v for k, v in holder.items() if k != name}
+                    if not shown[urn]:
+                        del shown[urn]
+        return shown
+
+    @functools.cached_property
     def _user_references(self) -> dict[str, tuple[tuple[str, str], ...]]:
         """resource type -> (extension URN, attribute) of each single reference to a User
         (the enterprise manager, a site's), whose ``$ref`` the service derives."""
@@ -372,9 +408,9 @@ class ScimService:
     ) -> dict[str, Any]:
         endpoint = _ENDPOINTS[resource_type]
         urns = [schema.id for schema in self.schemas.get(resource_type)]
-        present = [urn for urn in urns[1:] if urn in resource]
-        rendered: dict[str, Any] = {"schemas": [urns[0], *present]}
-        rendered.update(resource)
+        rendered: dict[str, Any] = {"schemas": [urns[0]]}
+        rendered.update(self._without_unreturned(resource, resource_type, projection))
+        rendered["schemas"] += [urn for urn in urns[1:] if rendered.get(urn)]
         meta = dict(resource.get("meta") or {})
         meta["resourceType"] = resource_type
         meta["location"] = f"{request.base_url}/{endpoint}/{quote(str(resource['id']), safe='')}"

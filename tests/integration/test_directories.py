@@ -1673,3 +1673,102 @@ name = "AcmeGroup"
     ]
     group_type = body_of(http("GET", "/ResourceTypes/Group"))
     assert [e["schema"] for e in group_type["schemaExtensions"]] == [ACME_GROUP]
+
+
+def test_a_multi_valued_extension_attribute_holds_every_value(directory, other_service, tmp_path):
+    """``multi_valued = true``: a list in SCIM, every value of the LDAP attribute; PATCH add
+    appends, replace sets, the same values in another order write nothing, [] clears."""
+    holder = "url" if directory.dialect == "ad" else "businessCategory"
+    site = tmp_path / "site.toml"
+    site.write_text(
+        f'[[user]]\nscim = "{ACME}:skills"\nldap = "{holder}"\nmulti_valued = true\n'
+        "filter = true\n",
+        encoding="utf-8",
+    )
+    backend, http = other_service(mapping=load_mapping(site, default_mapping(directory.dialect)))
+    user = new_user(http, **{ACME: {"skills": ["LDAP", "SCIM"]}})
+    path = "/Users/" + user["id"]
+
+    def stored() -> list[str]:
+        entry = backend._search(dn_of(backend, user), "(objectClass=*)", [holder], scope="BASE")
+        return sorted(entry[0][0]["attributes"].get(holder, []))
+
+    assert sorted(body_of(http("GET", path))[ACME]["skills"]) == ["LDAP", "SCIM"]
+    assert stored() == ["LDAP", "SCIM"]
+    found = http("GET", "/Users", query_string={"filter": f'{ACME}:skills eq "SCIM"'})
+    assert [r["id"] for r in body_of(found)["Resources"]] == [user["id"]]
+    added = patch(http, path, {"op": "add", "path": f"{ACME}:skills", "value": ["Kerberos"]})
+    assert added.status_code == 200, body_of(added)
+    assert stored() == ["Kerberos", "LDAP", "SCIM"]
+    version = added.headers["ETag"]
+    same = patch(
+        http,
+        path,
+        {"op": "replace", "path": f"{ACME}:skills", "value": ["SCIM", "Kerberos", "LDAP"]},
+    )
+    assert same.status_code == 200 and same.headers["ETag"] == version
+    replaced = patch(http, path, {"op": "replace", "path": f"{ACME}:skills", "value": ["AD"]})
+    assert body_of(replaced)[ACME]["skills"] == ["AD"] and stored() == ["AD"]
+    cleared = patch(http, path, {"op": "replace", "path": f"{ACME}:skills", "value": []})
+    assert cleared.status_code == 200 and ACME not in body_of(cleared)
+    assert stored() == []
+
+
+def test_a_mapped_attribute_keeps_its_mutability_and_returned(directory, other_service, tmp_path):
+    """``mutability`` and ``returned`` of a mapping entry hold as RFC 7643 §7 says: an
+    immutable value is set once and a change is 400 ``mutability``, a readOnly one sent by a
+    client is ignored, a writeOnly / returned-never one is stored but never answered, a
+    returned-request one comes only when asked for."""
+    ad = directory.dialect == "ad"
+    hired, pin, score = (
+        ("employeeType", "employeeID", "msDS-cloudExtensionAttribute5")
+        if ad
+        else ("carLicense", "roomNumber", "businessCategory")
+    )
+    site = tmp_path / "site.toml"
+    site.write_text(
+        f"""
+[[user]]
+scim = "{ACME}:badge"
+ldap = "{hired}"
+mutability = "immutable"
+
+[[user]]
+scim = "{ACME}:pin"
+ldap = "{pin}"
+mutability = "writeOnly"
+returned = "never"
+
+[[user]]
+scim = "{ACME}:score"
+ldap = "{score}"
+type = "integer"
+mutability = "readOnly"
+returned = "request"
+""",
+        encoding="utf-8",
+    )
+    if ad:  # employeeType holds userType in AD's own mapping: move that one away
+        site.write_text(
+            site.read_text() + '\n[[user]]\nscim = "userType"\nldap = "none"\n', encoding="utf-8"
+        )
+    backend, http = other_service(mapping=load_mapping(site, default_mapping(directory.dialect)))
+    user = new_user(http, **{ACME: {"badge": "B-1", "pin": "4321", "score": 7}})
+    path = "/Users/" + user["id"]
+    dn = dn_of(backend, user)
+
+    def stored(attribute: str) -> list[str]:
+        entry = backend._search(dn, "(objectClass=*)", [attribute], scope="BASE")
+        return list(entry[0][0]["attributes"].get(attribute, []))
+
+    assert stored(hired) == ["B-1"] and stored(pin) == ["4321"] and stored(score) == []
+    assert user[ACME] == {"badge": "B-1"}  # pin never returned, score never written
+    backend.connections.run(lambda c: operations.modify(c, dn, {score: [(MODIFY_REPLACE, ["9"])]}))
+    assert body_of(http("GET", path))[ACME] == {"badge": "B-1"}
+    asked = http("GET", path, query_string={"attributes": f"{ACME}:score"})
+    assert body_of(asked)[ACME] == {"score": 9}
+    again = patch(http, path, {"op": "replace", "path": f"{ACME}:badge", "value": "B-1"})
+    assert again.status_code == 200
+    changed = patch(http, path, {"op": "replace", "path": f"{ACME}:badge", "value": "B-2"})
+    assert changed.status_code == 400 and body_of(changed)["scimType"] == "mutability"
+    assert stored(hired) == ["B-1"]

@@ -754,3 +754,29 @@ def test_a_simple_multi_valued_attribute_of_an_extension_is_patched_value_by_val
         added, [{"op": "remove", "path": f"{urn}:skills", "value": ["ldap"]}], "User", schemas
     )
     assert removed[urn]["skills"] == ["SCIM", "AD"]
+
+
+def test_an_immutable_attribute_is_set_once_and_the_same_value_again_is_no_change():
+    from scim_core.schemas.attributes import DEFAULT_SCHEMAS, Attribute
+
+    urn = "urn:example:params:scim:schemas:extension:acme:2.0:User"
+    schemas = DEFAULT_SCHEMAS.with_attributes(
+        "User", urn, (Attribute("badge", "string", mutability="immutable"),)
+    )
+    path = f"{urn}:badge"
+    user: dict[str, Any] = {"userName": "a"}
+    first_set, changed = apply_patch(
+        user, [{"op": "replace", "path": path, "value": "B-1"}], "User", schemas
+    )
+    assert changed and first_set[urn] == {"badge": "B-1"}
+    same, changed = apply_patch(
+        first_set, [{"op": "replace", "value": {path: "B-1"}}], "User", schemas
+    )
+    assert not changed and same == first_set
+    for operation in (
+        {"op": "replace", "path": path, "value": "B-2"},
+        {"op": "add", "value": {urn: {"badge": "B-2"}}},
+        {"op": "remove", "path": path},
+    ):
+        with pytest.raises(Mutability, match="'badge' is immutable"):
+            apply_patch(first_set, [operation], "User", schemas)

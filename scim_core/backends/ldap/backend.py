@@ -542,7 +542,11 @@ class LdapBackend:
         ]
         for scim_name in wanted:
             names += _PROJECTED.get(scim_name, ())
-            names += [m.ldap for m in self.users.mapped or () if m.path[0].lower() == scim_name]
+            names += [
+                m.ldap
+                for m in self.users.mapped or ()
+                if scim_name in (m.path[0].lower(), m.filter_name.lower())
+            ]
             if scim_name == "active":
                 names += self.profile.lock_attributes
             elif scim_name == "externalid" and self.settings.external_id_attribute:
