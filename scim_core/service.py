@@ -55,6 +55,7 @@ from scim_core.schemas.resources import (
     GROUP_URN,
     USER_URN,
     group_name_problem,
+    mapped_attributes,
     validate_group,
     validate_user,
 )
@@ -203,6 +204,44 @@ class ScimService:
             for schema in self.schemas.get("Group")[1:]
             for attribute in schema.attributes
         }
+
+    @functools.cached_property
+    def _guarded_on_replace(self) -> tuple[tuple[str | None, str, str], ...]:
+        """(extension URN or None, name, mutability) of each User attribute a backend's
+        mapping adds that a PUT must not simply overwrite (RFC 7644 §3.5.1)."""
+        return tuple(
+            (urn, attribute.name, attribute.mutability)
+            for urn, attribute in mapped_attributes(self.schemas, "User")
+            if attribute.mutability in ("readOnly", "writeOnly", "immutable")
+        )
+
+    def _kept_on_replace(self, current: Resource, desired: Resource) -> Resource:
+        """``desired`` (a PUT's resource) with what RFC 7644 §3.5.1 keeps: a readOnly value
+        as the service holds it, a writeOnly or immutable one the client left out as it was
+        (a client cannot read the one, and must not clear the other); an immutable one the
+        client sends must equal the value held.
+
+        :raises Mutability: an immutable attribute sent with another value than it holds.
+        """
+        replaced = dict(desired)
+        for urn, name, mutability in self._guarded_on_replace:
+            held = (current if urn is None else current.get(urn) or {}).get(name)
+            holder = replaced if urn is None else dict(replaced.get(urn) or {})
+            sent = holder.get(name)
+            changed = sent is not None and sent != held and held not in (None, "", [])
+            if mutability == "immutable" and changed:
+                raise Mutability(f"The attribute '{name}' is immutable.")
+            if mutability == "readOnly" or sent is None:
+                if held is None:
+                    holder.pop(name, None)
+                else:
+                    holder[name] = held
+            if urn is not None:
+                if holder:
+                    replaced[urn] = holder
+                else:
+                    replaced.pop(urn, None)
+        return replaced
 
     @functools.cached_property
     def _unreturned(self) -> dict[str, tuple[tuple[str | None, str, bool], ...]]:
@@ -535,7 +574,7 @@ class ScimService:
         desired, password = self._load_user(self._object_body(request))
 
         def plan(current: Resource) -> tuple[Resource, Secret | None] | None:
-            replaced = {**desired, "id": current["id"]}
+            replaced = self._kept_on_replace(current, {**desired, "id": current["id"]})
             if replaced.get("active") is None:
                 # Only an explicit true enables: a PUT without active (or with null) keeps
                 # the state, so a full replace from a client that does not manage it never

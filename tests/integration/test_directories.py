@@ -1772,3 +1772,20 @@ returned = "request"
     changed = patch(http, path, {"op": "replace", "path": f"{ACME}:badge", "value": "B-2"})
     assert changed.status_code == 400 and body_of(changed)["scimType"] == "mutability"
     assert stored(hired) == ["B-1"]
+    # A PUT keeps the readOnly score and, left out, the writeOnly pin and the immutable badge;
+    # it may repeat the badge but not change it.
+    body = {
+        "userName": user["userName"],
+        "name": user["name"],
+        "emails": user["emails"],
+        ACME: {"score": 1},
+    }
+    assert http("PUT", path, json=body).status_code == 200
+    assert (stored(hired), stored(pin), stored(score)) == (["B-1"], ["4321"], ["9"])
+    body[ACME] = {"badge": "B-1", "pin": "1111"}
+    assert http("PUT", path, json=body).status_code == 200
+    assert stored(pin) == ["1111"]
+    body[ACME] = {"badge": "B-3"}
+    refused = http("PUT", path, json=body)
+    assert refused.status_code == 400 and body_of(refused)["scimType"] == "mutability"
+    assert stored(hired) == ["B-1"]
