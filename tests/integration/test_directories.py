@@ -103,6 +103,20 @@ def patch(http, path, *operations, **kwargs):
     )
 
 
+def assert_taken(http, user_name: str, token: str) -> None:
+    """Creating another user with ``user_name`` is 409, wherever its holder lives."""
+    twin = http(
+        "POST",
+        "/Users",
+        json={
+            "userName": user_name,
+            "name": {"givenName": "T", "familyName": "W"},
+            "emails": [{"value": f"twin{token}@example.org"}],
+        },
+    )
+    assert twin.status_code == 409, body_of(twin)
+
+
 def dn_of(backend, user) -> str:
     entry = backend._user_entry(user["id"], ["1.1"])
     assert entry is not None, user
@@ -795,16 +809,7 @@ def test_users_in_several_ous_are_paged_together_and_a_move_keeps_the_id(
         assert changed.status_code == 200 and body_of(changed)["title"] == "Moved"
         stored = backend._search(dn_of(backend, moved), "(objectClass=*)", ["title"], scope="BASE")
         assert stored[0][0]["attributes"]["title"] == ["Moved"]
-        twin = http(
-            "POST",
-            "/Users",
-            json={
-                "userName": moved["userName"],
-                "name": {"givenName": "T", "familyName": "W"},
-                "emails": [{"value": f"twin{token}@example.org"}],
-            },
-        )
-        assert twin.status_code == 409, body_of(twin)
+        assert_taken(http, moved["userName"], token)
         one_level = TimedHttp(make_app(directory_backend, TOKEN).test_client(), TOKEN)
         assert one_level("GET", "/Users/" + moved["id"]).status_code == 404
         renamed = f"moved{token}@example.org"
@@ -965,16 +970,7 @@ def test_users_under_two_bases_are_listed_paged_and_found_together(
     title = {"op": "replace", "path": "title", "value": "Contractor"}
     changed = patch(http, "/Users/" + second["id"], title)
     assert changed.status_code == 200 and body_of(changed)["title"] == "Contractor"
-    twin = http(
-        "POST",
-        "/Users",
-        json={
-            "userName": second["userName"],
-            "name": {"givenName": "T", "familyName": "W"},
-            "emails": [{"value": f"twin{token}@example.org"}],
-        },
-    )
-    assert twin.status_code == 409, body_of(twin)
+    assert_taken(http, second["userName"], token)
 
     assert outsider["id"] not in {r["id"] for r in listed(http, "/Users", count=50)["Resources"]}
     assert http("GET", "/Users/" + outsider["id"]).status_code == 404

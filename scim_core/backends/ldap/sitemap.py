@@ -423,7 +423,7 @@ def _attribute(entry: Any, resource_type: str = "User") -> MappedAttribute:
     if not isinstance(ldap, str) or not _LDAP_NAME.match(ldap):
         raise _Problem("'ldap' must name an LDAP attribute (letters, digits, '-').")
     if resource_type == "Group":
-        return _group_attribute(entry, scim.strip(), ldap)
+        return _group_attribute(entry, scim.strip())
     element = _ELEMENT.match(scim.strip())
     if element is not None:
         return _element(entry, element)
@@ -457,19 +457,38 @@ def _attribute(entry: Any, resource_type: str = "User") -> MappedAttribute:
         # Another user, as the manager is: its id in SCIM, its DN in LDAP.
         kind, points_to = "complex", "User"
     standard_schema = schema in (USER_URN, ENTERPRISE_URN)
+    return _mapped(
+        entry,
+        schema,
+        name,
+        kind,
+        description,
+        points_to=points_to,
+        multi_valued=_multi_valued(entry, standard_schema or points_to is not None),
+    )
+
+
+def _mapped(
+    entry: Mapping[str, Any],
+    schema: str,
+    name: str,
+    kind: AttrType,
+    description: str,
+    **more: Any,
+) -> MappedAttribute:
+    """An entry of a User or Group attribute, its common keys read and checked."""
     return MappedAttribute(
         schema=schema,
         name=name,
-        ldap=ldap,
+        ldap=str(entry["ldap"]),
         type=kind,
-        points_to=points_to,
         filterable=_boolean(entry, "filter"),
         object_class=_optional_name(entry, "object_class"),
         mutability=_choice(entry, "mutability", get_args(MutabilityKind), "readWrite"),
         returned=_choice(entry, "returned", get_args(ReturnedKind), "default"),
         description=str(entry.get("description", description)),
         syntax=_syntax(entry, kind),
-        multi_valued=_multi_valued(entry, standard_schema or points_to is not None),
+        **more,
     )
 
 
@@ -494,7 +513,7 @@ def _extension_type(entry: Mapping[str, Any]) -> AttrType:
     return kind  # type: ignore[no-any-return]
 
 
-def _group_attribute(entry: Mapping[str, Any], scim: str, ldap: str) -> MappedAttribute:
+def _group_attribute(entry: Mapping[str, Any], scim: str) -> MappedAttribute:
     """A ``[[group]]`` entry: an attribute of the site's Group extension (the core Group's
     own attributes, displayName, members and externalId, are the service's)."""
     schema, _, name = scim.rpartition(":")
@@ -506,17 +525,12 @@ def _group_attribute(entry: Mapping[str, Any], scim: str, ldap: str) -> MappedAt
     kind = _extension_type(entry)
     if kind == "reference":
         raise _Problem("a group's attribute cannot be a reference.")
-    return MappedAttribute(
-        schema=schema,
-        name=name,
-        ldap=ldap,
-        type=kind,
-        filterable=_boolean(entry, "filter"),
-        object_class=_optional_name(entry, "object_class"),
-        mutability=_choice(entry, "mutability", get_args(MutabilityKind), "readWrite"),
-        returned=_choice(entry, "returned", get_args(ReturnedKind), "default"),
-        description=str(entry.get("description", "")),
-        syntax=_syntax(entry, kind),
+    return _mapped(
+        entry,
+        schema,
+        name,
+        kind,
+        "",
         resource_type="Group",
         multi_valued=_multi_valued(entry, False),
     )
