@@ -8,6 +8,7 @@ of the current and the desired resource, attribute by attribute.
 from __future__ import annotations
 
 import base64
+import functools
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -41,12 +42,30 @@ __all__ = [
 Attributes = Mapping[str, Sequence[Any]]
 
 
-def first(attributes: Attributes, name: str) -> Any:
-    """The first value of ``name`` in a case-insensitively keyed attribute map, or ``None``."""
+class _Folded(dict[str, Any]):
+    """An entry's attributes keyed in lower case: a lookup is one dictionary access, also for
+    the many mapped attributes an entry does not have."""
+
+
+def _lower_keyed(attributes: Attributes) -> _Folded:
+    if isinstance(attributes, _Folded):
+        return attributes
+    return _Folded((name.lower(), values) for name, values in attributes.items())
+
+
+def _values_of(attributes: Attributes, name: str) -> Any:
+    if isinstance(attributes, _Folded):
+        return attributes.get(name.lower())
     values = attributes.get(name)
     if values is None:
         lowered = name.lower()
         values = next((v for k, v in attributes.items() if k.lower() == lowered), None)
+    return values
+
+
+def first(attributes: Attributes, name: str) -> Any:
+    """The first value of ``name`` in a case-insensitively keyed attribute map, or ``None``."""
+    values = _values_of(attributes, name)
     if isinstance(values, (list, tuple)):
         return values[0] if values else None
     return values
@@ -61,10 +80,7 @@ def _is_true(value: Any) -> bool:
 
 def all_values(attributes: Attributes, name: str) -> list[Any]:
     """Every value of ``name`` in a case-insensitively keyed attribute map (``[]`` if none)."""
-    values = attributes.get(name)
-    if values is None:
-        lowered = name.lower()
-        values = next((v for k, v in attributes.items() if k.lower() == lowered), None)
+    values = _values_of(attributes, name)
     if values is None:
         return []
     return list(values) if isinstance(values, (list, tuple)) else [values]
@@ -267,22 +283,22 @@ class UserMapping:
     def _mapped(self) -> tuple[MappedAttribute, ...]:
         return self.mapped or ()
 
-    @property
+    @functools.cached_property
     def plain(self) -> tuple[MappedAttribute, ...]:
         """Every single-valued string stored (held as written, in its LDAP syntax)."""
         return tuple(m for m in self._mapped if m.type in _TEXT_TYPES and m.element_type is None)
 
-    @property
+    @functools.cached_property
     def strings(self) -> tuple[tuple[tuple[str, ...], str], ...]:
         """(SCIM location, LDAP attribute) of every single-valued string stored."""
         return tuple((m.path, m.ldap) for m in self.plain)
 
-    @property
+    @functools.cached_property
     def typed(self) -> tuple[MappedAttribute, ...]:
         """The site's attributes of another type than string (converted both ways)."""
         return tuple(m for m in self._mapped if m.type not in _TEXT_TYPES and m.points_to is None)
 
-    @property
+    @functools.cached_property
     def references(self) -> tuple[MappedAttribute, ...]:
         """The site's references to other users: an id in SCIM, a DN in LDAP."""
         return tuple(m for m in self._mapped if m.points_to is not None)
@@ -295,7 +311,7 @@ class UserMapping:
             found[mapped.ldap] = str(value) if value else None
         return found
 
-    @property
+    @functools.cached_property
     def elements(self) -> tuple[MappedAttribute, ...]:
         """The site's elements of multi-valued attributes, one type and sub-attribute each."""
         return tuple(m for m in self._mapped if m.element_type is not None)
@@ -376,9 +392,10 @@ class UserMapping:
 
     # ----------------------------------------------------------------- reading
 
-    @property
+    @functools.cached_property
     def read_attributes(self) -> list[str]:
-        """Every attribute a full user read asks for (and nothing else)."""
+        """Every attribute a full user read asks for (and nothing else; not to be changed:
+        it is worked out once)."""
         names = [
             self.profile.id_attribute,
             *self.user_name_attributes,
@@ -432,6 +449,7 @@ class UserMapping:
         :param ids: DN (lower case) -> user id, for the users its references name; a DN
             that is not there (a user since deleted) is left out.
         """
+        attributes = _lower_keyed(attributes)
         resource: Resource = {
             "id": self.profile.format_id(first(attributes, self.profile.id_attribute)),
             "userName": self.user_name(attributes),
