@@ -1785,3 +1785,54 @@ returned = "request"
     refused = http("PUT", path, json=body)
     assert refused.status_code == 400 and body_of(refused)["scimType"] == "mutability"
     assert stored(hired) == ["B-1"]
+
+
+def test_a_groups_reference_names_a_user(directory, other_service, tmp_path):
+    """A ``[[group]]`` reference (the group's owner): a user id in SCIM with ``$ref``, the
+    user's DN in the group entry; changed by PATCH with a bare id, an unknown id is 400 and
+    changes nothing, "" clears it."""
+    holder = "managedBy" if directory.dialect == "ad" else "owner"
+    site = tmp_path / "site.toml"
+    site.write_text(
+        f'[[group]]\nscim = "{ACME_GROUP}:owner"\nldap = "{holder}"\ntype = "reference"\n',
+        encoding="utf-8",
+    )
+    backend, http = other_service(mapping=load_mapping(site, default_mapping(directory.dialect)))
+    first_owner, second_owner = new_user(http), new_user(http)
+    name = "do" + uuid.uuid4().hex[:8]
+    created = http(
+        "POST",
+        "/Groups",
+        json={
+            "displayName": name,
+            ACME_GROUP: {"owner": {"value": first_owner["id"]}},
+        },
+    )
+    assert created.status_code == 201, body_of(created)
+    path = "/Groups/" + body_of(created)["id"]
+    dn = backend.group_dn(body_of(created)["id"])
+
+    def stored() -> list[str]:
+        entry = backend._search(dn, "(objectClass=*)", [holder], scope="BASE")
+        return [v.lower() for v in entry[0][0]["attributes"].get(holder, [])]
+
+    owner = body_of(http("GET", path))[ACME_GROUP]["owner"]
+    assert owner["value"] == first_owner["id"]
+    assert owner["$ref"].endswith("/Users/" + first_owner["id"])
+    assert stored() == [dn_of(backend, first_owner).lower()]
+    changed = patch(
+        http, path, {"op": "replace", "path": f"{ACME_GROUP}:owner", "value": second_owner["id"]}
+    )
+    assert changed.status_code == 200, body_of(changed)
+    assert stored() == [dn_of(backend, second_owner).lower()]
+    query = {"filter": f'displayName eq "{name}"'}
+    listed = body_of(http("GET", "/Groups", query_string=query))
+    assert listed["Resources"][0][ACME_GROUP]["owner"]["value"] == second_owner["id"]
+    unknown = patch(
+        http, path, {"op": "replace", "path": f"{ACME_GROUP}:owner", "value": str(uuid.uuid4())}
+    )
+    assert unknown.status_code == 400 and body_of(unknown)["scimType"] == "invalidValue"
+    assert stored() == [dn_of(backend, second_owner).lower()]
+    cleared = patch(http, path, {"op": "replace", "path": f"{ACME_GROUP}:owner", "value": ""})
+    assert cleared.status_code == 200 and ACME_GROUP not in body_of(http("GET", path))
+    assert stored() == []

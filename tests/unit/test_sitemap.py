@@ -310,12 +310,21 @@ def test_group_tables_map_a_group_extension_only(tmp_path):
         f"{GROUP_EXTENSION}:costCenter",
         True,
     )
+    owner = write(
+        tmp_path,
+        f'[[group]]\nscim = "{GROUP_EXTENSION}:owner"\nldap = "owner"\ntype = "reference"\n',
+    )
+    (reference,) = load_mapping(owner, BASE).groups
+    assert (reference.points_to, reference.definition().type) == ("User", "complex")
     group = BASE.extended_by(mapping).schema_set(DEFAULT_SCHEMAS).get("Group")
     assert [s.id for s in group] == ["urn:ietf:params:scim:schemas:core:2.0:Group", GROUP_EXTENSION]
     for entry, problem in [
         ('scim = "displayName"\nldap = "x"', "is not an attribute of a Group extension"),
         (f'scim = "{USER_URN}:title"\nldap = "x"', "is not an attribute of a Group extension"),
-        (f'scim = "{GROUP_EXTENSION}:o"\nldap = "x"\ntype = "reference"', "cannot be a ref"),
+        (
+            f'scim = "{GROUP_EXTENSION}:o"\nldap = "x"\ntype = "reference"\nmulti_valued = true',
+            "only an attribute of a site",
+        ),
         (f'scim = "{GROUP_EXTENSION}:o"\nldap = "x"\ncolour = 1', "unknown key 'colour'"),
     ]:
         wrong = write(tmp_path, f"\n[[group]]\n{entry}\n")

@@ -193,6 +193,14 @@ def _in_order(sort_attribute: str) -> Callable[[dict[str, Any]], tuple[bool, str
     return key
 
 
+def _reference_id(resource: Mapping[str, Any], mapped: MappedAttribute) -> str | None:
+    """The user id a resource's reference ``mapped`` names (``{"value": id}``), if any."""
+    holder = resource.get(mapped.schema)
+    value = holder.get(mapped.name) if isinstance(holder, Mapping) else None
+    named = value.get("value") if isinstance(value, Mapping) else value
+    return str(named) if named else None
+
+
 def _filter_key(path: Sequence[str]) -> str:
     """A SCIM location as :class:`FilterMapping` keys it: dotted, an extension's URN-qualified."""
     if path[0].lower().startswith("urn:"):
@@ -556,11 +564,16 @@ class LdapBackend:
                 names.append(self.settings.no_primary_email_attribute)
         return list(dict.fromkeys(names))
 
-    def _named_user_ids(self, entries: Sequence[dict[str, Any]]) -> dict[str, str]:
-        """DN (lower case) -> user id, for every user ``entries`` name as their manager or in
-        a mapped reference, in one search: by the profile's own-DN attribute, else by the
-        userName in the RDN."""
-        holders = ["manager", *(m.ldap for m in self.users.references)]
+    def _named_user_ids(
+        self, entries: Sequence[dict[str, Any]], holders: Sequence[str] | None = None
+    ) -> dict[str, str]:
+        """DN (lower case) -> user id, for every user ``entries`` name in ``holders`` (by
+        default a user's manager and mapped references), in one search: by the profile's
+        own-DN attribute, else by the userName in the RDN."""
+        if holders is None:
+            holders = ["manager", *(m.ldap for m in self.users.references)]
+        if not holders:
+            return {}
         managers = {
             str(dn).lower()
             for e in entries
@@ -1228,7 +1241,12 @@ class LdapBackend:
         )
         return any(own_dn is None or dn_key(e["dn"]) != dn_key(own_dn) for e in entries)
 
-    def _to_group(self, entry: dict[str, Any], members: list[dict[str, str]] | None) -> Resource:
+    def _to_group(
+        self,
+        entry: dict[str, Any],
+        members: list[dict[str, str]] | None,
+        ids: Mapping[str, str] | None = None,
+    ) -> Resource:
         attributes = entry["attributes"]
         name = str(first(attributes, "cn"))
         attribute = self.settings.group_display_name_attribute
@@ -1237,7 +1255,12 @@ class LdapBackend:
         external = first(attributes, self._group_external_id) if self._group_external_id else None
         if external is not None:
             group["externalId"] = str(external)
-        extension_resource(self.group_mapped, attributes, group)
+        extension_resource(self._group_values, attributes, group)
+        for mapped in self._group_references:
+            dn = first(attributes, mapped.ldap)
+            named = (ids or {}).get(str(dn).lower()) if dn is not None else None
+            if named is not None:
+                group.setdefault(mapped.schema, {})[mapped.name] = {"value": named}
         if members is not None:
             group["members"] = members
         meta: dict[str, Any] = {}
@@ -1308,7 +1331,7 @@ class LdapBackend:
             return None
         entry = entries[0]
         member_list = self._members_of([entry["dn"]])[entry["dn"].lower()] if members else None
-        return self._to_group(entry, member_list)
+        return self._to_group(entry, member_list, self._group_named_ids([entry]))
 
     def find_groups(self, query: Query) -> Page:
         """A page of groups in cn order; one sorted VLV search plus one for members."""
@@ -1321,10 +1344,11 @@ class LdapBackend:
         )
         with_members = query.attributes is None or "members" in query.attributes
         members = self._members_of([e["dn"] for e in entries]) if with_members else {}
+        ids = self._group_named_ids(entries)
         return Page(
             total,
             [
-                self._to_group(e, members.get(e["dn"].lower()) if with_members else None)
+                self._to_group(e, members.get(e["dn"].lower()) if with_members else None, ids)
                 for e in entries
             ],
         )
@@ -1351,9 +1375,13 @@ class LdapBackend:
         if external and self._group_external_id:
             values[self._group_external_id] = [str(external)]
             values["objectClass"].append(str(self.settings.group_object_class))
-        for attribute, found in extension_values(self.group_mapped, group).items():
+        for attribute, found in extension_values(self._group_values, group).items():
             if found:
                 values[attribute] = found
+        for mapped in self._group_references:
+            named = _reference_id(group, mapped)
+            if named:
+                values[mapped.ldap] = self._existing_dns([named], mapped.name)
         values["objectClass"] += self._group_classes_for(values, values["objectClass"])
 
         def add(connection: Connection) -> None:
@@ -1405,9 +1433,15 @@ class LdapBackend:
             value = changes["externalId"]
             modify[external] = [(MODIFY_REPLACE, [value] if value else [])]
         for mapped in self.group_mapped:
-            if mapped.filter_name in changes:
-                values = ldap_values(mapped, changes[mapped.filter_name])
-                modify[mapped.ldap] = [(MODIFY_REPLACE, values)]
+            if mapped.filter_name not in changes:
+                continue
+            value = changes[mapped.filter_name]
+            if mapped.points_to is not None:
+                named = _reference_id({mapped.schema: {mapped.name: value}}, mapped)
+                values = self._existing_dns([named], mapped.name) if named else []
+            else:
+                values = ldap_values(mapped, value)
+            modify[mapped.ldap] = [(MODIFY_REPLACE, values)]
         if not modify:
             return True
         present = all_values(entries[0]["attributes"], "objectClass")
@@ -1423,6 +1457,20 @@ class LdapBackend:
             modify["objectClass"] = [(MODIFY_ADD, list(dict.fromkeys(missing)))]
         self._write("the group", lambda c: operations.modify(c, dn, modify))
         return True
+
+    @functools.cached_property
+    def _group_values(self) -> tuple[MappedAttribute, ...]:
+        """The Group extension's attributes held as values (converted, not looked up)."""
+        return tuple(m for m in self.group_mapped if m.points_to is None)
+
+    @functools.cached_property
+    def _group_references(self) -> tuple[MappedAttribute, ...]:
+        """The Group extension's references to users (an id in SCIM, a DN in LDAP)."""
+        return tuple(m for m in self.group_mapped if m.points_to is not None)
+
+    def _group_named_ids(self, entries: Sequence[dict[str, Any]]) -> dict[str, str]:
+        """DN (lower case) -> user id for the users the groups' references name."""
+        return self._named_user_ids(entries, [m.ldap for m in self._group_references])
 
     def _group_classes_for(
         self, values: Mapping[str, Sequence[Any]], present: Sequence[Any]

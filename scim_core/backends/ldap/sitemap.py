@@ -523,8 +523,9 @@ def _group_attribute(entry: Mapping[str, Any], scim: str) -> MappedAttribute:
     if not _ATTRIBUTE_NAME.match(name):
         raise _Problem(f"{scim!r} does not name one attribute.")
     kind = _extension_type(entry)
-    if kind == "reference":
-        raise _Problem("a group's attribute cannot be a reference.")
+    points_to = None
+    if kind == "reference":  # a user (an owner, say): its id in SCIM, its DN in LDAP
+        kind, points_to = "complex", "User"
     return _mapped(
         entry,
         schema,
@@ -532,7 +533,8 @@ def _group_attribute(entry: Mapping[str, Any], scim: str) -> MappedAttribute:
         kind,
         "",
         resource_type="Group",
-        multi_valued=_multi_valued(entry, False),
+        points_to=points_to,
+        multi_valued=_multi_valued(entry, points_to is not None),
     )
 
 
