@@ -76,6 +76,19 @@ def other_service(directory_backend):
         backend.close()
 
 
+@pytest.fixture
+def mapped_service(directory, other_service, tmp_path):
+    """A function giving the service over the same directory with a site mapping file of the
+    given text (extending the profile's own): its backend and a client."""
+
+    def make(text: str):
+        site = tmp_path / "site.toml"
+        site.write_text(text, encoding="utf-8")
+        return other_service(mapping=load_mapping(site, default_mapping(directory.dialect)))
+
+    return make
+
+
 def body_of(response) -> dict[str, Any]:
     return response.get_json(force=True)
 
@@ -1434,12 +1447,10 @@ def test_okta_default_attributes_round_trip_through_create_put_and_patch(directo
     assert stored(user["id"]) == {**changed, "nickName": "Barbara", "userType": "Contractor"}
 
 
-def test_a_site_file_takes_a_profile_attribute_away(directory, other_service, tmp_path):
+def test_a_site_file_takes_a_profile_attribute_away(directory, mapped_service):
     """``ldap = "none"`` for title: not written, not returned, not listed in /Schemas; a PATCH
     of it is skipped, as for any attribute nothing stores."""
-    site = tmp_path / "site.toml"
-    site.write_text('[[user]]\nscim = "title"\nldap = "none"\n', encoding="utf-8")
-    backend, http = other_service(mapping=load_mapping(site, default_mapping(directory.dialect)))
+    backend, http = mapped_service('[[user]]\nscim = "title"\nldap = "none"\n')
     user = new_user(http, title="Ignored")
     assert "title" not in user and "title" not in body_of(http("GET", "/Users/" + user["id"]))
     entry = backend._search(dn_of(backend, user), "(objectClass=*)", ["title"], scope="BASE")
@@ -1546,18 +1557,13 @@ def test_a_dry_run_plans_every_kind_of_write_and_writes_nothing(
     assert body_of(http("GET", path))["title"] == "Real"
 
 
-def test_a_mapped_reference_names_another_user_as_the_manager_does(
-    directory, other_service, tmp_path
-):
+def test_a_mapped_reference_names_another_user_as_the_manager_does(directory, mapped_service):
     """A site's ``type = "reference"`` attribute: the id of another user in SCIM (a bare id
     or ``{"value": id}``), its DN in the directory, ``$ref`` derived; an unknown id is 400
     and changes nothing; "" clears it; /Schemas shows a complex attribute referencing User."""
-    site = tmp_path / "site.toml"
-    site.write_text(
-        f'[[user]]\nscim = "{ACME}:sponsor"\nldap = "seeAlso"\ntype = "reference"\n',
-        encoding="utf-8",
+    backend, http = mapped_service(
+        f'[[user]]\nscim = "{ACME}:sponsor"\nldap = "seeAlso"\ntype = "reference"\n'
     )
-    backend, http = other_service(mapping=load_mapping(site, default_mapping(directory.dialect)))
     first_sponsor, second_sponsor = new_user(http), new_user(http)
     user = new_user(http, **{ACME: {"sponsor": {"value": first_sponsor["id"]}}})
     path = "/Users/" + user["id"]
@@ -1593,15 +1599,14 @@ def test_a_mapped_reference_names_another_user_as_the_manager_does(
 ACME_GROUP = "urn:example:params:scim:schemas:extension:acme:2.0:Group"
 
 
-def test_a_mapping_file_maps_a_groups_own_attributes(directory, other_service, tmp_path):
+def test_a_mapping_file_maps_a_groups_own_attributes(directory, mapped_service):
     """``[[group]]`` entries: the attributes of a site's Group extension, each in an attribute
     of the group entry: set on create, returned under the URN, found with ``eq`` where the
     file allows it, changed and cleared by PATCH (path and path-less), listed in /Schemas and
     in the Group resource type; members and the name are untouched."""
     ad = directory.dialect == "ad"
     cost, rank = ("info", "adminDescription") if ad else ("businessCategory", "ou")
-    site = tmp_path / "site.toml"
-    site.write_text(
+    backend, http = mapped_service(
         f"""
 [[group]]
 scim = "{ACME_GROUP}:costCenter"
@@ -1616,9 +1621,7 @@ type = "integer"
 [schema."{ACME_GROUP}"]
 name = "AcmeGroup"
 """,
-        encoding="utf-8",
     )
-    backend, http = other_service(mapping=load_mapping(site, default_mapping(directory.dialect)))
     member = new_user(http)
     name = "dk" + uuid.uuid4().hex[:8]
     created = http(
@@ -1671,17 +1674,14 @@ name = "AcmeGroup"
     assert [e["schema"] for e in group_type["schemaExtensions"]] == [ACME_GROUP]
 
 
-def test_a_multi_valued_extension_attribute_holds_every_value(directory, other_service, tmp_path):
+def test_a_multi_valued_extension_attribute_holds_every_value(directory, mapped_service):
     """``multi_valued = true``: a list in SCIM, every value of the LDAP attribute; PATCH add
     appends, replace sets, the same values in another order write nothing, [] clears."""
     holder = "url" if directory.dialect == "ad" else "businessCategory"
-    site = tmp_path / "site.toml"
-    site.write_text(
+    backend, http = mapped_service(
         f'[[user]]\nscim = "{ACME}:skills"\nldap = "{holder}"\nmulti_valued = true\n'
         "filter = true\n",
-        encoding="utf-8",
     )
-    backend, http = other_service(mapping=load_mapping(site, default_mapping(directory.dialect)))
     user = new_user(http, **{ACME: {"skills": ["LDAP", "SCIM"]}})
     path = "/Users/" + user["id"]
 
@@ -1787,17 +1787,14 @@ returned = "request"
     assert stored(hired) == ["B-1"]
 
 
-def test_a_groups_reference_names_a_user(directory, other_service, tmp_path):
+def test_a_groups_reference_names_a_user(directory, mapped_service):
     """A ``[[group]]`` reference (the group's owner): a user id in SCIM with ``$ref``, the
     user's DN in the group entry; changed by PATCH with a bare id, an unknown id is 400 and
     changes nothing, "" clears it."""
     holder = "managedBy" if directory.dialect == "ad" else "owner"
-    site = tmp_path / "site.toml"
-    site.write_text(
-        f'[[group]]\nscim = "{ACME_GROUP}:owner"\nldap = "{holder}"\ntype = "reference"\n',
-        encoding="utf-8",
+    backend, http = mapped_service(
+        f'[[group]]\nscim = "{ACME_GROUP}:owner"\nldap = "{holder}"\ntype = "reference"\n'
     )
-    backend, http = other_service(mapping=load_mapping(site, default_mapping(directory.dialect)))
     first_owner, second_owner = new_user(http), new_user(http)
     name = "do" + uuid.uuid4().hex[:8]
     created = http(
