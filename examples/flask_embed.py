@@ -9,9 +9,11 @@ request must pass both::
     flask --app examples/flask_embed.py run      # SCIM at http://127.0.0.1:5000/api/scim
 
 The host's ``before_request`` runs before the SCIM blueprint's, so a refused caller never
-reaches SCIM. Note that the extension registers its error handlers (SCIM error bodies),
-request logging and ``/healthz`` / ``/readyz`` on the whole host app, and that it must be
-created before any host ``before_request`` that can answer early.
+reaches SCIM. The extension's error bodies and request log apply under its prefix only: the
+host keeps its own error pages (registered here before the extension, so that it knows them)
+everywhere else. ``SCIM_*`` settings may also sit in the host's ``app.config``. It adds
+``/healthz``, ``/readyz`` and ``/metrics``, and must be created before any host
+``before_request`` that can answer early.
 """
 
 from __future__ import annotations
@@ -47,6 +49,15 @@ def create_host_app(
     app = Flask(__name__)
     key = api_key if api_key is not None else os.environ["HOST_API_KEY"]
     networks = [ipaddress.ip_network(network) for network in idp_networks]
+
+    @app.errorhandler(404)
+    def host_not_found(_: Exception) -> tuple[Response, int]:
+        return jsonify(error="no such page here"), 404
+
+    @app.errorhandler(Exception)
+    def host_failure(_: Exception) -> tuple[Response, int]:
+        return jsonify(error="the host application failed"), 500
+
     # Mount SCIM first: its request bookkeeping (request id, timing) must run before any
     # host check that may answer early, since its after_request hook logs every response.
     ScimExtension(app, settings=settings, backend=backend, url_prefix=SCIM_URL_PREFIX)
@@ -72,6 +83,10 @@ def create_host_app(
     @app.get("/api/projects")
     def projects() -> Response:
         return jsonify(projects=["apollo", "gemini"])
+
+    @app.get("/broken")
+    def broken() -> Response:
+        raise RuntimeError("a host page failing")
 
     return app
 

@@ -10,7 +10,7 @@ import os
 import re
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from flask import Blueprint, Flask, Response, g, request
@@ -101,17 +101,29 @@ class ScimExtension:
         settings: AppSettings | None = None,
         backend: Backend | None = None,
         url_prefix: str = SCIM_PREFIX,
+        own_app: bool = False,
     ) -> None:
         self._settings = settings
         self._backend = backend
         self.url_prefix = url_prefix
+        self.own_app = own_app
         if app is not None:
             self.init_app(app)
 
     def init_app(self, app: Flask) -> None:
-        """Build the service, register the blueprint, handlers and health endpoints."""
-        settings = self._settings or AppSettings.from_environ(os.environ)
-        backend = self._backend or load_backend(settings.backend)(os.environ)
+        """Build the service, register the blueprint, handlers and health endpoints.
+
+        ``SCIM_*`` settings come from the app's config, else from the environment. In a host
+        app (``own_app`` false) the error handlers and the request log answer only requests
+        under ``url_prefix`` (and the health and metrics endpoints): the host's other routes
+        keep their own error pages, handlers registered before this call included.
+        """
+        environ = {
+            **os.environ,
+            **{k: str(v) for k, v in app.config.items() if k.startswith("SCIM_")},
+        }
+        settings = self._settings or AppSettings.from_environ(environ)
+        backend = self._backend or load_backend(settings.backend)(environ)
         service = ScimService(backend, settings.service)
         add_directory_observer(metrics.observe_directory_operation)
         add_dropped_attribute_observer(metrics.observe_dropped_attribute)
@@ -138,7 +150,7 @@ class ScimExtension:
         if app.config.get("MAX_CONTENT_LENGTH") is None:
             app.config["MAX_CONTENT_LENGTH"] = settings.service.max_body_bytes + 1
         app.register_blueprint(_blueprint(self.url_prefix), url_prefix=self.url_prefix)
-        _register_handlers(app, self.url_prefix)
+        _register_handlers(app, self.url_prefix, self.own_app)
 
 
 def _state() -> Mapping[str, Any]:
@@ -231,7 +243,37 @@ def _public_base() -> str:
     return request.host_url.rstrip("/") + request.script_root
 
 
-def _register_handlers(app: Flask, url_prefix: str) -> None:
+_OWN_PATHS = ("/healthz", "/readyz", "/metrics")
+
+
+def _register_handlers(app: Flask, url_prefix: str, own_app: bool) -> None:
+    def ours() -> bool:
+        """Whether this request is the service's (in a host app, only under its prefix)."""
+        path = request.path
+        return (
+            own_app
+            or path in _OWN_PATHS
+            or path == url_prefix
+            or path.startswith(url_prefix.rstrip("/") + "/")
+        )
+
+    # The host's own handlers, as registered so far: requests that are not ours keep them.
+    host = {code: dict(found) for code, found in app.error_handler_spec.get(None, {}).items()}
+
+    def scoped(code: int | None, handler: Callable[[Any], Response]) -> Callable[[Any], Any]:
+        def answer(error: Any) -> Any:
+            if ours():
+                return handler(error)
+            for kind in type(error).__mro__:
+                theirs = host.get(code, {}).get(kind) or host.get(None, {}).get(kind)
+                if theirs is not None:
+                    return theirs(error)
+            if isinstance(error, HTTPException):
+                return error  # Flask's own page for it
+            raise error
+
+        return answer
+
     def start_timer() -> None:
         g.scim_started = time.perf_counter()
         offered = request.headers.get("X-Request-Id", "")
@@ -243,6 +285,8 @@ def _register_handlers(app: Flask, url_prefix: str) -> None:
 
     @app.after_request
     def log_request(response: Response) -> Response:
+        if not ours():
+            return response
         if "scim_request_id" not in g:
             start_timer()
         response.headers["X-Request-Id"] = g.scim_request_id
@@ -267,35 +311,40 @@ def _register_handlers(app: Flask, url_prefix: str) -> None:
         )
         return response
 
-    @app.errorhandler(404)
     def not_found(_: HTTPException) -> Response:
         return _error(NotFound(f"No endpoint at {request.path}."))
 
-    @app.errorhandler(405)
     def not_allowed(_: HTTPException) -> Response:
         return _error(MethodNotAllowed(f"{request.method} is not allowed on {request.path}."))
 
-    @app.errorhandler(413)
     def too_large(_: HTTPException) -> Response:
         limit = _state()["settings"].service.max_body_bytes
         return _error(PayloadTooLarge(f"The request body is over the limit of {limit} bytes."))
 
-    @app.errorhandler(ScimError)
     def scim_error(error: ScimError) -> Response:
         return _error(error)
 
-    @app.errorhandler(HTTPException)
     def http_error(error: HTTPException) -> Response:
         code = error.code or 500
         kind = _HTTP_ERRORS.get(code, InvalidSyntax if code < 500 else InternalError)
         return _error(kind(error.description or error.name))
 
-    @app.errorhandler(Exception)
     def unexpected(error: Exception) -> Response:
         log.error(
             "unhandled %s", type(error).__name__, extra={"request_id": g.get("scim_request_id")}
         )
         return _error(InternalError(f"Internal error; request id {g.get('scim_request_id')}."))
+
+    handlers: list[tuple[int | type[Exception], int | None, Callable[[Any], Response]]] = [
+        (404, 404, not_found),
+        (405, 405, not_allowed),
+        (413, 413, too_large),
+        (ScimError, None, scim_error),
+        (HTTPException, None, http_error),
+        (Exception, None, unexpected),
+    ]
+    for key, code, handler in handlers:
+        app.register_error_handler(key, scoped(code, handler))
 
     @app.get("/healthz")
     def healthz() -> Response:
@@ -337,5 +386,5 @@ def create_app(
     configure_logging(settings.log_level)
     app = Flask("scim_flask")
     app.config.update(config or {})
-    ScimExtension(app, settings=settings, backend=backend)
+    ScimExtension(app, settings=settings, backend=backend, own_app=True)
     return app

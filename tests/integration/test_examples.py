@@ -7,6 +7,7 @@ import hashlib
 import importlib.util
 import io
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -20,11 +21,12 @@ from wsgiref.util import setup_testing_defaults
 from wsgiref.validate import validator
 
 import pytest
+from flask import Flask
 
 from scim_core import Backend, ConfigError, load_backend
 from scim_core.backends.memory import MemoryBackend
 from scim_core.config import ServiceConfig
-from scim_flask import AppSettings
+from scim_flask import AppSettings, ScimExtension
 from scim_flask.auth import parse_tokens
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -243,6 +245,36 @@ def test_flask_embed_host_checks_run_first(host):
     no_token = scim(host, "GET", "/Users", token=None)
     assert no_token.status_code == 401 and "WWW-Authenticate" in no_token.headers
     assert no_token.get_json()["schemas"] == ["urn:ietf:params:scim:api:messages:2.0:Error"]
+
+
+def test_flask_embed_leaves_the_host_its_error_pages_and_log(host, caplog):
+    """Outside the SCIM prefix the host's own 404 and failure pages answer, and the request
+    log stays silent; inside it, SCIM error bodies."""
+    caplog.set_level(logging.INFO, logger="scim.request")
+    missing = host.get("/no-such-page")
+    assert missing.status_code == 404 and missing.get_json() == {"error": "no such page here"}
+    failed = host.get("/broken")
+    assert failed.status_code == 500
+    assert failed.get_json() == {"error": "the host application failed"}
+    assert not [r for r in caplog.records if r.name == "scim.request"]
+    scim_missing = scim(host, "GET", "/NoSuchResource")
+    assert scim_missing.status_code == 404
+    assert scim_missing.get_json()["schemas"] == ["urn:ietf:params:scim:api:messages:2.0:Error"]
+    assert [r.getMessage() for r in caplog.records if r.name == "scim.request"] == [
+        "GET /api/scim/NoSuchResource 404"
+    ]
+
+
+def test_flask_embed_reads_scim_settings_from_the_host_config(monkeypatch):
+    for name in [n for n in os.environ if n.startswith("SCIM_")]:
+        monkeypatch.delenv(name)
+    app = Flask("host")
+    app.config.update(SCIM_BACKEND="memory", SCIM_TOKENS_SHA256=f"idp={DIGEST}")
+    ScimExtension(app, url_prefix="/api/scim")
+    client = app.test_client()
+    listed = scim(client, "GET", "/Users")
+    assert listed.status_code == 200 and listed.get_json()["totalResults"] == 0
+    assert scim(client, "GET", "/Users", token="wrong").status_code == 401
 
 
 def test_flask_embed_keeps_the_host_app_working(host):
