@@ -116,8 +116,9 @@ def patch(http, path, *operations, **kwargs):
     )
 
 
-def assert_taken(http, user_name: str, token: str) -> None:
-    """Creating another user with ``user_name`` is 409, wherever its holder lives."""
+def assert_taken(http, user_name: str, token: str) -> dict[str, Any]:
+    """Creating another user with ``user_name`` is 409 ``uniqueness``, wherever its holder
+    lives; the error body."""
     twin = http(
         "POST",
         "/Users",
@@ -128,6 +129,8 @@ def assert_taken(http, user_name: str, token: str) -> None:
         },
     )
     assert twin.status_code == 409, body_of(twin)
+    assert body_of(twin)["scimType"] == "uniqueness"
+    return body_of(twin)
 
 
 def dn_of(backend, user) -> str:
@@ -480,18 +483,7 @@ def test_a_user_name_comes_back_as_written_and_never_reaches_another_user(
     assert dn.split(",", 1)[0].split("=", 1)[1].lower() == uid
     found = http("GET", "/Users", query_string={"filter": f'userName eq "{uid}"'})
     assert body_of(found)["Resources"] == []
-    twin = http(
-        "POST",
-        "/Users",
-        json={
-            "userName": uid,
-            "name": {"givenName": "Other", "familyName": "Person"},
-            "emails": [{"value": f"other{token}@example.org", "primary": True}],
-        },
-    )
-    assert twin.status_code == 409, body_of(twin)
-    detail = body_of(twin)["detail"]
-    assert body_of(twin)["scimType"] == "uniqueness"
+    detail = assert_taken(http, uid, token)["detail"]
     assert token not in detail and "jane" not in detail.lower()
     swapped = name.swapcase()
     renamed = patch(

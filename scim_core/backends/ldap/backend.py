@@ -56,6 +56,7 @@ from scim_core.backends.ldap.mapping import (
     first,
     generalized_to_iso,
     ldap_values,
+    reference_id,
 )
 from scim_core.backends.ldap.paging import SortedPager, Window
 from scim_core.backends.ldap.profiles import PROFILES, Change, DirectoryProfile
@@ -191,14 +192,6 @@ def _in_order(sort_attribute: str) -> Callable[[dict[str, Any]], tuple[bool, str
         return value is None, str(value or "").casefold(), str(entry["dn"]).casefold()
 
     return key
-
-
-def _reference_id(resource: Mapping[str, Any], mapped: MappedAttribute) -> str | None:
-    """The user id a resource's reference ``mapped`` names (``{"value": id}``), if any."""
-    holder = resource.get(mapped.schema)
-    value = holder.get(mapped.name) if isinstance(holder, Mapping) else None
-    named = value.get("value") if isinstance(value, Mapping) else value
-    return str(named) if named else None
 
 
 def _filter_key(path: Sequence[str]) -> str:
@@ -1255,12 +1248,7 @@ class LdapBackend:
         external = first(attributes, self._group_external_id) if self._group_external_id else None
         if external is not None:
             group["externalId"] = str(external)
-        extension_resource(self._group_values, attributes, group)
-        for mapped in self._group_references:
-            dn = first(attributes, mapped.ldap)
-            named = (ids or {}).get(str(dn).lower()) if dn is not None else None
-            if named is not None:
-                group.setdefault(mapped.schema, {})[mapped.name] = {"value": named}
+        extension_resource(self.group_mapped, attributes, group, ids)
         if members is not None:
             group["members"] = members
         meta: dict[str, Any] = {}
@@ -1379,7 +1367,7 @@ class LdapBackend:
             if found:
                 values[attribute] = found
         for mapped in self._group_references:
-            named = _reference_id(group, mapped)
+            named = reference_id(group, mapped)
             if named:
                 values[mapped.ldap] = self._existing_dns([named], mapped.name)
         values["objectClass"] += self._group_classes_for(values, values["objectClass"])
@@ -1437,7 +1425,7 @@ class LdapBackend:
                 continue
             value = changes[mapped.filter_name]
             if mapped.points_to is not None:
-                named = _reference_id({mapped.schema: {mapped.name: value}}, mapped)
+                named = reference_id({mapped.schema: {mapped.name: value}}, mapped)
                 values = self._existing_dns([named], mapped.name) if named else []
             else:
                 values = ldap_values(mapped, value)

@@ -36,6 +36,7 @@ __all__ = [
     "first",
     "generalized_to_iso",
     "ldap_values",
+    "reference_id",
     "scim_value",
 ]
 
@@ -207,6 +208,13 @@ def scim_value(mapped: MappedAttribute, raw: Any) -> Any:
     return _FROM_LDAP[mapped.type](raw)
 
 
+def reference_id(resource: Mapping[str, Any], mapped: MappedAttribute) -> str | None:
+    """The user id a resource's reference ``mapped`` names (``{"value": id}``), if any."""
+    value = _get(resource, mapped.path)
+    named = value.get("value") if isinstance(value, Mapping) else value
+    return str(named) if named else None
+
+
 def extension_values(
     mapped: Sequence[MappedAttribute], resource: Mapping[str, Any]
 ) -> dict[str, list[Any]]:
@@ -215,10 +223,23 @@ def extension_values(
 
 
 def extension_resource(
-    mapped: Sequence[MappedAttribute], attributes: Attributes, resource: dict[str, Any]
+    mapped: Sequence[MappedAttribute],
+    attributes: Attributes,
+    resource: dict[str, Any],
+    ids: Mapping[str, str] | None = None,
 ) -> None:
-    """Set in ``resource`` the value of each attribute of ``mapped`` the entry holds."""
+    """Set in ``resource`` the value of each attribute of ``mapped`` the entry holds.
+
+    :param ids: DN (lower case) -> user id, for the users its references name; a DN that
+        names nobody (a user since deleted) is left out.
+    """
     for attribute in mapped:
+        if attribute.points_to is not None:
+            dn = first(attributes, attribute.ldap)
+            named = (ids or {}).get(str(dn).lower()) if dn is not None else None
+            if named is not None:
+                _set(resource, attribute.path, {"value": named})
+            continue
         if attribute.multi_valued:
             values = [scim_value(attribute, v) for v in all_values(attributes, attribute.ldap)]
             values = [v for v in values if v is not None]
@@ -305,11 +326,7 @@ class UserMapping:
 
     def reference_ids(self, resource: Mapping[str, Any]) -> dict[str, str | None]:
         """LDAP attribute -> the id of the user each reference of ``resource`` names."""
-        found = {}
-        for mapped in self.references:
-            value = _get(resource, (*mapped.path, "value"))
-            found[mapped.ldap] = str(value) if value else None
-        return found
+        return {mapped.ldap: reference_id(resource, mapped) for mapped in self.references}
 
     @functools.cached_property
     def elements(self) -> tuple[MappedAttribute, ...]:
@@ -458,12 +475,7 @@ class UserMapping:
             external_id = first(attributes, self.external_id_attribute)
             if external_id is not None:
                 resource["externalId"] = str(external_id)
-        extension_resource((*self.plain, *self.typed), attributes, resource)
-        for mapped in self.references:
-            dn = first(attributes, mapped.ldap)
-            named = (ids or {}).get(str(dn).lower()) if dn is not None else None
-            if named is not None:
-                _set(resource, mapped.path, {"value": named})
+        extension_resource((*self.plain, *self.typed, *self.references), attributes, resource, ids)
         for mapped in self.elements:
             raw = first(attributes, mapped.ldap)
             if raw is not None:
