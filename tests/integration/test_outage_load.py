@@ -40,7 +40,7 @@ from reliability import (
 from scim_http import settings_for
 
 from scim_core.backends.ldap import LdapBackend
-from scim_core.backends.ldap.backend import PENDING_CREATE_GRACE
+from scim_core.backends.ldap.creates import PENDING_CREATE_GRACE
 from scim_core.testing.slapd import SlapdInstance
 
 pytestmark = pytest.mark.slapd

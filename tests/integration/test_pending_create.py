@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 from ldap3 import BASE, MODIFY_REPLACE
 
-from scim_core.backends.ldap.backend import PENDING_CREATE_GRACE
+from scim_core.backends.ldap.creates import PENDING_CREATE_GRACE
 
 PATCH_OP = "urn:ietf:params:scim:api:messages:2.0:PatchOp"
 LOCKED = "000001010000Z"

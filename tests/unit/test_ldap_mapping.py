@@ -3,11 +3,12 @@
 from ldap3 import MODIFY_ADD, MODIFY_DELETE, MODIFY_REPLACE
 
 from scim_core.backends.ldap.escape import dn_value, filter_value
-from scim_core.backends.ldap.mapping import UserMapping, generalized_to_iso
+from scim_core.backends.ldap.mapping import UserMapping
 from scim_core.backends.ldap.profiles import DS389, OPENLDAP
+from scim_core.backends.ldap.values import generalized_to_iso
 
 ENTERPRISE = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"
-MAPPING = UserMapping(profile=OPENLDAP, users_base="ou=people,dc=example,dc=org")
+MAPPING = UserMapping(profile=OPENLDAP)
 ENTRY = {
     "entryUUID": ["2819c223-7f76-453a-919d-413861904646"],
     "uid": ["bjensen"],
@@ -87,7 +88,7 @@ def test_external_id_brings_its_object_class():
 
 
 def test_unmapped_external_id_is_never_written():
-    mapping = UserMapping(DS389, "ou=people,o=x", external_id_attribute=None)
+    mapping = UserMapping(DS389, external_id_attribute=None)
     assert "scimExternalId" not in mapping.read_attributes
     values = mapping.to_attributes({"userName": "x", "externalId": "e"}, None)
     assert not any(v == ["e"] for v in values.values())
@@ -162,7 +163,7 @@ def test_a_new_entry_with_the_flag_gets_the_auxiliary_class():
 
 
 def test_unmapped_flag_keeps_the_first_mail_primary():
-    mapping = UserMapping(OPENLDAP, "ou=people,o=x", no_primary_email_attribute=None)
+    mapping = UserMapping(OPENLDAP, no_primary_email_attribute=None)
     assert "scimNoPrimaryEmail" not in mapping.read_attributes
     values = mapping.to_attributes({"userName": "x", "emails": LONE_NON_PRIMARY}, None)
     assert "scimNoPrimaryEmail" not in values

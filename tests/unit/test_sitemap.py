@@ -286,7 +286,7 @@ def test_a_binary_attribute_is_base64_octets_and_never_filtered(tmp_path):
     path = write(tmp_path, f'[[user]]\nscim = "{ACME}:photo"\nldap = "audio"\ntype = "binary"\n')
     (photo,) = load_mapping(path, BASE).users
     assert (photo.type, photo.definition().case_exact) == ("binary", True)
-    mapping = UserMapping(OPENLDAP, "ou=people,dc=example,dc=org", mapped=(photo,))
+    mapping = UserMapping(OPENLDAP, mapped=(photo,))
     values = mapping.to_attributes({"userName": "a", ACME: {"photo": "AP8Q"}}, None)
     assert values["audio"] == [b"\x00\xff\x10"]
     read = mapping.to_resource({"entryUUID": ["u"], "uid": ["a"], "audio": [b"\x00\xff\x10"]}, None)
@@ -305,7 +305,7 @@ def test_a_reference_names_another_user_by_id_as_the_manager_does(tmp_path):
     assert (sponsor.points_to, definition.type) == ("User", "complex")
     assert [s.name for s in definition.sub_attributes] == ["value", "$ref"]
     assert definition.sub_attributes[1].reference_types == ("User",)
-    mapping = UserMapping(OPENLDAP, "ou=people,dc=example,dc=org", mapped=(sponsor,))
+    mapping = UserMapping(OPENLDAP, mapped=(sponsor,))
     user = {"userName": "a", ACME: {"sponsor": {"value": "id-b"}}}
     assert mapping.reference_ids(user) == {"seeAlso": "id-b"}
     dn = "uid=b,ou=people,dc=example,dc=org"
@@ -349,7 +349,7 @@ def test_an_extension_attribute_may_hold_a_list(tmp_path):
     )
     (skills,) = load_mapping(path, BASE).users
     assert skills.multi_valued and skills.definition().multi_valued
-    mapping = UserMapping(OPENLDAP, "ou=people,dc=example,dc=org", mapped=(skills,))
+    mapping = UserMapping(OPENLDAP, mapped=(skills,))
     user = {"userName": "a", ACME: {"skills": ["LDAP", "SCIM", "LDAP", ""]}}
     assert mapping.to_attributes(user, None)["businessCategory"] == ["LDAP", "SCIM"]
     entry = {"entryUUID": ["u"], "uid": ["a"], "businessCategory": ["SCIM", "LDAP"]}

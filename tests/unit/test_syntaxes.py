@@ -51,7 +51,7 @@ def test_country_and_ia5_strings():
 
 
 def test_the_openldap_defaults_check_and_convert_before_any_write():
-    mapping = UserMapping(profile=OPENLDAP, users_base="ou=people,dc=example,dc=org")
+    mapping = UserMapping(profile=OPENLDAP)
     user = {
         "userName": "a",
         "name": {"givenName": "A", "familyName": "B"},
@@ -69,7 +69,7 @@ def test_the_openldap_defaults_check_and_convert_before_any_write():
 
 
 def test_ad_keeps_telephone_numbers_and_addresses_as_written():
-    mapping = UserMapping(profile=ACTIVE_DIRECTORY, users_base="cn=Users,dc=example,dc=org")
+    mapping = UserMapping(profile=ACTIVE_DIRECTORY)
     user = {
         "userName": "a",
         "phoneNumbers": [{"type": "work", "value": "+41 44 1 #9"}],

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from ldap3 import BASE, NONE, SYNC, Connection, Server, Tls
+from ldap3.core import results as ldap3_results
 from ldap3.core.exceptions import (
     LDAPBindError,
     LDAPCommunicationError,
@@ -34,8 +35,9 @@ from scim_core.backends.ldap.capabilities import ROOT_DSE_ATTRIBUTES, Capabiliti
 from scim_core.backends.ldap.dryrun import Planner
 from scim_core.backends.ldap.settings import LdapSettings
 from scim_core.errors import DirectoryUnavailable
+from scim_core.secret import InFlightSecretFilter
 
-__all__ = ["UNAVAILABLE", "ConnectionFactory"]
+__all__ = ["UNAVAILABLE", "ConnectionFactory", "prepare_ldap3"]
 
 log = logging.getLogger("scim.ldap")
 
@@ -115,6 +117,24 @@ def _reason(error: BaseException) -> str:
     return type(error).__name__
 
 
+_VLV_ERROR = 76
+_prepared = threading.Lock()
+
+
+def prepare_ldap3() -> None:
+    """Fit ldap3 for this service, once per process (every :class:`ConnectionFactory` calls it).
+
+    ldap3 dumps request payloads at its EXTENDED log level, password-modify included: a filter
+    on its logger masks every password in flight. ldap3 2.9 cannot decode a result it has no
+    name for and raises KeyError instead; VLV's own error code (76) is missing from its table.
+    """
+    with _prepared:
+        ldap3_log = logging.getLogger("ldap3")
+        if not any(isinstance(f, InFlightSecretFilter) for f in ldap3_log.filters):
+            ldap3_log.addFilter(InFlightSecretFilter())
+        ldap3_results.RESULT_CODES.setdefault(_VLV_ERROR, "virtualListViewError")
+
+
 class ConnectionFactory:
     """Hands out this thread's bound connection, opening one when needed.
 
@@ -122,6 +142,7 @@ class ConnectionFactory:
     """
 
     def __init__(self, settings: LdapSettings) -> None:
+        prepare_ldap3()
         self._settings = settings
         tls = None
         if (

@@ -40,7 +40,6 @@ from ldap3.utils.dn import safe_rdn, to_dn
 
 from scim_core.backends.ldap import wire
 from scim_core.backends.ldap.controls import POST_READ_OID
-from scim_core.backends.ldap.mapping import dn_key
 from scim_core.backends.ldap.results import (
     ALREADY_EXISTS,
     NO_SUCH_ATTRIBUTE,
@@ -48,6 +47,7 @@ from scim_core.backends.ldap.results import (
     OBJECT_CLASS_VIOLATION,
     VALUE_EXISTS,
 )
+from scim_core.backends.ldap.values import dn_key
 
 __all__ = ["Planner", "change_record"]
 

@@ -11,7 +11,7 @@ Semantics the directory cannot share with SCIM are documented on :func:`to_ldap`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -30,7 +30,7 @@ from scim_core.filter.ast import (
 )
 from scim_core.filter.policy import GROUP_SCHEMA, USER_SCHEMA
 
-__all__ = ["FilterMapping", "to_ldap"]
+__all__ = ["FilterMapping", "filter_key", "to_ldap"]
 
 # RFC 7644 §3.4.2.2 operators as RFC 4515 filters; {a} is the LDAP attribute, {v} the escaped
 # value. LDAP has no strict ordering match: gt/lt are >=/<= without equality.
@@ -210,3 +210,10 @@ class _Translator:
             raise InvalidFilter(f"'{path}' takes only 'eq' or 'ne' with true or false.")
         wanted = node.value if node.op == "eq" else not node.value
         return filters[0] if wanted else filters[1]
+
+
+def filter_key(path: Sequence[str]) -> str:
+    """A SCIM location as :class:`FilterMapping` keys it: dotted, an extension's URN-qualified."""
+    if path[0].lower().startswith("urn:"):
+        return f"{path[0]}:{'.'.join(path[1:])}".lower()
+    return ".".join(path).lower()

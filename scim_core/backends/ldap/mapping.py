@@ -7,104 +7,40 @@ of the current and the desired resource, attribute by attribute.
 
 from __future__ import annotations
 
-import base64
 import functools
 import unicodedata
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from ldap3 import MODIFY_ADD, MODIFY_DELETE, MODIFY_REPLACE
-from ldap3.utils.dn import safe_dn
 
 from scim_core.backend import Resource
 from scim_core.backends.ldap.escape import filter_value
+from scim_core.backends.ldap.mapped import MappedAttribute
 from scim_core.backends.ldap.profiles import Change, DirectoryProfile
-from scim_core.backends.ldap.sitemap import MappedAttribute, default_mapping
-from scim_core.backends.ldap.syntaxes import from_ldap, to_ldap
+from scim_core.backends.ldap.sitemap import default_mapping
+from scim_core.backends.ldap.values import (
+    TEXT_TYPES,
+    Attributes,
+    all_values,
+    element_of,
+    entry_meta,
+    extension_resource,
+    extension_values,
+    first,
+    is_true,
+    ldap_values,
+    lower_keyed,
+    reference_id,
+    scim_value,
+    value_at,
+)
 from scim_core.errors import InvalidValue
 from scim_core.normalize import Normalizer, normalize_username
 from scim_core.schemas.resources import ENTERPRISE_URN
 
-__all__ = [
-    "UserMapping",
-    "all_values",
-    "dn_key",
-    "extension_resource",
-    "extension_values",
-    "first",
-    "generalized_to_iso",
-    "ldap_values",
-    "reference_id",
-    "scim_value",
-]
-
-Attributes = Mapping[str, Sequence[Any]]
-
-
-class _Folded(dict[str, Any]):
-    """An entry's attributes keyed in lower case: a lookup is one dictionary access, also for
-    the many mapped attributes an entry does not have."""
-
-
-def _lower_keyed(attributes: Attributes) -> _Folded:
-    if isinstance(attributes, _Folded):
-        return attributes
-    return _Folded((name.lower(), values) for name, values in attributes.items())
-
-
-def _values_of(attributes: Attributes, name: str) -> Any:
-    if isinstance(attributes, _Folded):
-        return attributes.get(name.lower())
-    values = attributes.get(name)
-    if values is None:
-        lowered = name.lower()
-        values = next((v for k, v in attributes.items() if k.lower() == lowered), None)
-    return values
-
-
-def first(attributes: Attributes, name: str) -> Any:
-    """The first value of ``name`` in a case-insensitively keyed attribute map, or ``None``."""
-    values = _values_of(attributes, name)
-    if isinstance(values, (list, tuple)):
-        return values[0] if values else None
-    return values
-
-
-def _is_true(value: Any) -> bool:
-    """An RFC 4517 Boolean value, as ldap3 returns it (``True`` with schema info, else text)."""
-    if isinstance(value, bytes):
-        value = value.decode("utf-8", "replace")
-    return value is True or (isinstance(value, str) and value.strip().upper() == "TRUE")
-
-
-def all_values(attributes: Attributes, name: str) -> list[Any]:
-    """Every value of ``name`` in a case-insensitively keyed attribute map (``[]`` if none)."""
-    values = _values_of(attributes, name)
-    if values is None:
-        return []
-    return list(values) if isinstance(values, (list, tuple)) else [values]
-
-
-def dn_key(dn: str) -> str:
-    """A comparable form of a DN (case and spacing folded, RFC 4514 escapes kept)."""
-    try:
-        return str(safe_dn(dn)).lower()
-    except Exception:
-        return dn.lower()
-
-
-def generalized_to_iso(value: Any) -> str | None:
-    """``20261121214500Z`` (RFC 4517 GeneralizedTime) -> ``2026-11-21T21:45:00Z``."""
-    if value is None:
-        return None
-    if hasattr(value, "strftime"):
-        return str(value.strftime("%Y-%m-%dT%H:%M:%SZ"))
-    text = str(value)
-    if len(text) < 14:
-        return None
-    return f"{text[0:4]}-{text[4:6]}-{text[6:8]}T{text[8:10]}:{text[10:12]}:{text[12:14]}Z"
+__all__ = ["UserMapping"]
 
 
 def _folded(text: str) -> str:
@@ -112,167 +48,11 @@ def _folded(text: str) -> str:
     return unicodedata.normalize("NFKC", text.strip()).casefold()
 
 
-def _boolean_text(value: Any) -> str:
-    return "TRUE" if value is True else "FALSE"
-
-
-def _iso_to_generalized(value: Any) -> str:
-    """``2026-11-21T21:45:00Z`` (or with an offset) -> ``20261121214500Z`` (RFC 4517)."""
-    try:
-        moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except ValueError:
-        raise InvalidValue("A dateTime attribute needs an xsd:dateTime value.") from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).strftime("%Y%m%d%H%M%SZ")
-
-
-def _base64_octets(value: Any) -> bytes:
-    """Base64 text (checked when the request was read) -> the octets LDAP holds."""
-    return base64.b64decode(str(value), validate=True)
-
-
-def _base64_text(raw: Any) -> str:
-    octets = raw if isinstance(raw, bytes) else str(raw).encode("utf-8")
-    return base64.b64encode(octets).decode("ascii")
-
-
-def _integer_of(raw: Any) -> int | None:
-    try:
-        return int(str(raw))
-    except ValueError:
-        return None  # not ours to interpret: left out of the resource
-
-
-#: SCIM types whose values an LDAP string holds as they are (a reference is a URI).
-_TEXT_TYPES = frozenset({"string", "reference"})
-
-#: A mapped attribute's value in its LDAP form (RFC 4517 syntaxes), and back.
-_TO_LDAP: Mapping[str, Callable[[Any], str | bytes]] = {
-    "boolean": _boolean_text,
-    "integer": str,
-    "dateTime": _iso_to_generalized,
-    "binary": _base64_octets,
-}
-_FROM_LDAP: Mapping[str, Callable[[Any], Any]] = {
-    "boolean": _is_true,
-    "integer": _integer_of,
-    "dateTime": generalized_to_iso,
-    "binary": _base64_text,
-}
-
-
-def _element_of(
-    elements: list[dict[str, Any]], mapped: MappedAttribute, *, create: bool
-) -> dict[str, Any] | None:
-    """The element of ``mapped``'s type (case aside; the first one if a client sent several),
-    made when ``create`` and there is none."""
-    wanted = str(mapped.element_type).casefold()
-    for element in elements:
-        if isinstance(element, dict) and str(element.get("type", "")).casefold() == wanted:
-            return element
-    if not create:
-        return None
-    element = {"type": mapped.element_type}
-    elements.append(element)
-    return element
-
-
-def ldap_values(mapped: MappedAttribute, value: Any) -> list[Any]:
-    """The LDAP values of a mapped attribute's SCIM value: none for an unassigned one, a
-    string in its LDAP syntax, another type converted (RFC 4517).
-
-    :raises InvalidValue: a value the attribute's LDAP syntax cannot hold.
-    """
-    items = value if isinstance(value, list) and mapped.multi_valued else [value]
-    found: list[Any] = []
-    for item in items:
-        if item is None or item == "":
-            continue
-        converted: str | bytes
-        if mapped.type in _TEXT_TYPES:
-            converted = to_ldap(mapped.syntax, mapped.filter_name, str(item))
-        else:
-            converted = _TO_LDAP[mapped.type](item)
-        if converted not in found:  # an LDAP attribute holds a value once
-            found.append(converted)
-    return found
-
-
-def scim_value(mapped: MappedAttribute, raw: Any) -> Any:
-    """A mapped attribute's SCIM value from one LDAP value (``None``: not usable)."""
-    if raw is None:
-        return None
-    if mapped.type in _TEXT_TYPES:
-        return from_ldap(mapped.syntax, str(raw))
-    return _FROM_LDAP[mapped.type](raw)
-
-
-def reference_id(resource: Mapping[str, Any], mapped: MappedAttribute) -> str | None:
-    """The user id a resource's reference ``mapped`` names (``{"value": id}``), if any."""
-    value = _get(resource, mapped.path)
-    named = value.get("value") if isinstance(value, Mapping) else value
-    return str(named) if named else None
-
-
-def extension_values(
-    mapped: Sequence[MappedAttribute], resource: Mapping[str, Any]
-) -> dict[str, list[Any]]:
-    """LDAP attribute -> values, for the attributes of a site's extensions ``resource`` has."""
-    return {m.ldap: ldap_values(m, _get(resource, m.path)) for m in mapped}
-
-
-def extension_resource(
-    mapped: Sequence[MappedAttribute],
-    attributes: Attributes,
-    resource: dict[str, Any],
-    ids: Mapping[str, str] | None = None,
-) -> None:
-    """Set in ``resource`` the value of each attribute of ``mapped`` the entry holds.
-
-    :param ids: DN (lower case) -> user id, for the users its references name; a DN that
-        names nobody (a user since deleted) is left out.
-    """
-    for attribute in mapped:
-        if attribute.points_to is not None:
-            dn = first(attributes, attribute.ldap)
-            named = (ids or {}).get(str(dn).lower()) if dn is not None else None
-            if named is not None:
-                _set(resource, attribute.path, {"value": named})
-            continue
-        if attribute.multi_valued:
-            values = [scim_value(attribute, v) for v in all_values(attributes, attribute.ldap)]
-            values = [v for v in values if v is not None]
-            if values:
-                _set(resource, attribute.path, values)
-            continue
-        value = scim_value(attribute, first(attributes, attribute.ldap))
-        if value is not None:
-            _set(resource, attribute.path, value)
-
-
-def _get(resource: Mapping[str, Any], path: Sequence[str]) -> Any:
-    current: Any = resource
-    for key in path:
-        if not isinstance(current, Mapping):
-            return None
-        current = current.get(key)
-    return current
-
-
-def _set(resource: dict[str, Any], path: Sequence[str], value: Any) -> None:
-    current = resource
-    for key in path[:-1]:
-        current = current.setdefault(key, {})
-    current[path[-1]] = value
-
-
 @dataclass(frozen=True)
 class UserMapping:
     """How users are stored: the directory profile plus the site's choices.
 
     :param profile: the directory flavour.
-    :param users_base: the DN users live under, one level deep.
     :param external_id_attribute: where ``externalId`` lives, or ``None`` if unmapped.
     :param external_id_object_class: the auxiliary class that allows that attribute and
         ``no_primary_email_attribute``.
@@ -288,7 +68,6 @@ class UserMapping:
     """
 
     profile: DirectoryProfile
-    users_base: str
     external_id_attribute: str | None = "scimExternalId"
     external_id_object_class: str | None = "scimPerson"
     no_primary_email_attribute: str | None = "scimNoPrimaryEmail"
@@ -307,7 +86,7 @@ class UserMapping:
     @functools.cached_property
     def plain(self) -> tuple[MappedAttribute, ...]:
         """Every single-valued string stored (held as written, in its LDAP syntax)."""
-        return tuple(m for m in self._mapped if m.type in _TEXT_TYPES and m.element_type is None)
+        return tuple(m for m in self._mapped if m.type in TEXT_TYPES and m.element_type is None)
 
     @functools.cached_property
     def strings(self) -> tuple[tuple[tuple[str, ...], str], ...]:
@@ -317,7 +96,7 @@ class UserMapping:
     @functools.cached_property
     def typed(self) -> tuple[MappedAttribute, ...]:
         """The site's attributes of another type than string (converted both ways)."""
-        return tuple(m for m in self._mapped if m.type not in _TEXT_TYPES and m.points_to is None)
+        return tuple(m for m in self._mapped if m.type not in TEXT_TYPES and m.points_to is None)
 
     @functools.cached_property
     def references(self) -> tuple[MappedAttribute, ...]:
@@ -466,7 +245,7 @@ class UserMapping:
         :param ids: DN (lower case) -> user id, for the users its references name; a DN
             that is not there (a user since deleted) is left out.
         """
-        attributes = _lower_keyed(attributes)
+        attributes = lower_keyed(attributes)
         resource: Resource = {
             "id": self.profile.format_id(first(attributes, self.profile.id_attribute)),
             "userName": self.user_name(attributes),
@@ -479,7 +258,7 @@ class UserMapping:
         for mapped in self.elements:
             raw = first(attributes, mapped.ldap)
             if raw is not None:
-                element = _element_of(resource.setdefault(mapped.name, []), mapped, create=True)
+                element = element_of(resource.setdefault(mapped.name, []), mapped, create=True)
                 if element is not None:
                     element[str(mapped.sub)] = scim_value(mapped, raw)
         mails = all_values(attributes, "mail")
@@ -488,7 +267,7 @@ class UserMapping:
             # records that the client wrote none as primary (entries written by other tools
             # never carry it, so for them the first stays primary, as identity providers expect).
             flag = self.no_primary_email_attribute
-            no_primary = bool(flag) and _is_true(first(attributes, str(flag)))
+            no_primary = bool(flag) and is_true(first(attributes, str(flag)))
             resource["emails"] = [
                 {"value": str(mail), "type": "work", "primary": index == 0 and not no_primary}
                 for index, mail in enumerate(mails)
@@ -496,17 +275,7 @@ class UserMapping:
         resource["active"] = self.profile.is_active(attributes)
         if manager_id:
             resource.setdefault(ENTERPRISE_URN, {})["manager"] = {"value": manager_id}
-        meta: dict[str, Any] = {}
-        created = generalized_to_iso(first(attributes, "createTimestamp"))
-        modified = generalized_to_iso(first(attributes, "modifyTimestamp"))
-        version = first(attributes, self.profile.version_attribute)
-        if created:
-            meta["created"] = created
-        if modified:
-            meta["lastModified"] = modified
-        if version is not None:
-            meta["version"] = f'W/"{version}"'
-        resource["meta"] = meta
+        resource["meta"] = entry_meta(attributes, self.profile.version_attribute)
         return resource
 
     # ----------------------------------------------------------------- writing
@@ -535,12 +304,12 @@ class UserMapping:
             dn = (references or {}).get(mapped.ldap)
             values[mapped.ldap] = [dn] if dn else []
         for mapped in self.elements:
-            element = _element_of(resource.get(mapped.name) or [], mapped, create=False)
+            element = element_of(resource.get(mapped.name) or [], mapped, create=False)
             value = element.get(str(mapped.sub)) if element is not None else None
             values[mapped.ldap] = ldap_values(mapped, value)
         if "cn" in values and not values["cn"]:
-            given = _get(resource, ("name", "givenName")) or ""
-            family = _get(resource, ("name", "familyName")) or ""
+            given = value_at(resource, ("name", "givenName")) or ""
+            family = value_at(resource, ("name", "familyName")) or ""
             values["cn"] = [f"{given} {family}".strip() or str(resource.get("userName", ""))]
         emails = list(resource.get("emails") or ())
         emails.sort(key=lambda e: not e.get("primary", False))
@@ -625,5 +394,5 @@ class UserMapping:
 
     def manager_id(self, resource: Mapping[str, Any]) -> str | None:
         """The manager's user id a resource names, if any."""
-        manager = _get(resource, (ENTERPRISE_URN, "manager", "value"))
+        manager = value_at(resource, (ENTERPRISE_URN, "manager", "value"))
         return str(manager) if manager else None

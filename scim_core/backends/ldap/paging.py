@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ldap3 import BASE, LEVEL, Connection
-from ldap3.core import results as ldap3_results
 from ldap3.core.exceptions import LDAPOperationResult
 
 from scim_core.backends.ldap import operations
@@ -42,9 +41,6 @@ _MAX_INT = 2**31 - 1  # VLV offsets are LDAP INTEGERs (0 .. maxInt, RFC 4511 §4
 _REUSE_FROM = 1000  # smaller sets sort in well under a millisecond: not worth a session
 _REMEMBERED = 8  # sorted snapshots remembered per thread (one per base/filter/sort key)
 
-# ldap3 2.9 cannot decode a result it has no name for and raises KeyError instead; VLV's own
-# error code (draft-ietf-ldapext-ldapv3-vlv §6.2) is missing from its table.
-ldap3_results.RESULT_CODES.setdefault(_VLV_ERROR, "virtualListViewError")
 
 Key = tuple[str, str, str, str]
 Marker = tuple[str, ...]

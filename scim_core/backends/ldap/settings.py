@@ -11,9 +11,10 @@ from typing import Any, Final
 from ldap3.core.exceptions import LDAPInvalidDnError
 from ldap3.utils.dn import parse_dn
 
-from scim_core.backends.ldap.mapping import dn_key
+from scim_core.backends.ldap.mapped import SiteMapping
 from scim_core.backends.ldap.profiles import PROFILES
-from scim_core.backends.ldap.sitemap import SiteMapping, default_mapping, load_mapping
+from scim_core.backends.ldap.sitemap import default_mapping, load_mapping
+from scim_core.backends.ldap.values import dn_key
 from scim_core.config import (
     ConfigError,
     Setting,

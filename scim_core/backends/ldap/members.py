@@ -1,0 +1,148 @@
+"""Group membership: read through memberOf, written value by value, never the whole list."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ldap3 import BASE, MODIFY_ADD, MODIFY_DELETE
+from ldap3.core.exceptions import LDAPOperationResult
+
+from scim_core.backends.ldap import operations
+from scim_core.backends.ldap.controls import values_return_filter
+from scim_core.backends.ldap.directory import Directory
+from scim_core.backends.ldap.escape import filter_value
+from scim_core.backends.ldap.profiles import Change
+from scim_core.backends.ldap.results import (
+    ALREADY_EXISTS,
+    NO_SUCH_ATTRIBUTE,
+    NO_SUCH_OBJECT,
+    OBJECT_CLASS_VIOLATION,
+    VALUE_EXISTS,
+    scim_error,
+)
+from scim_core.backends.ldap.values import dn_key, first
+from scim_core.errors import DirectoryUnavailable
+
+__all__ = ["Memberships"]
+
+_MEMBER_WRITE_ATTEMPTS = 3
+
+
+class Memberships(Directory):
+    """Who is in which group, and single-value membership writes."""
+
+    def _groups_with_member(self, member_dn: str) -> list[str]:
+        entries, _ = self._search_groups(
+            f"(&{self.profile.group_filter}(member={filter_value(member_dn)}))",
+            ["1.1"],
+        )
+        return [e["dn"] for e in entries]
+
+    def _members_of(self, group_dns: Sequence[str]) -> dict[str, list[dict[str, str]]]:
+        """group DN (lower case) -> its user members, in one search through memberOf."""
+        result: dict[str, list[dict[str, str]]] = {dn.lower(): [] for dn in group_dns}
+        if not group_dns:
+            return result
+        member_of = self.profile.member_of
+        parts = "".join(f"({member_of}={filter_value(dn)})" for dn in group_dns)
+        several = len(group_dns) > 1
+        # For one group every entry found is its member: memberOf (all of a user's groups)
+        # would only cost transfer and decoding, so it is read only to sort out several.
+        attributes = [
+            self.profile.id_attribute,
+            *self.users.user_name_attributes,
+            *([member_of] if several else []),
+        ]
+        entries, _ = self._search_users(f"(&{self.profile.user_filter}(|{parts}))", attributes)
+        for entry in entries:
+            values = entry["attributes"]
+            member = {
+                "value": self.profile.format_id(first(values, self.profile.id_attribute)),
+                "display": self.users.user_name(values),
+                "type": "User",
+            }
+            groups = values.get(member_of) or () if several else group_dns
+            for group_dn in groups:
+                if str(group_dn).lower() in result:
+                    result[str(group_dn).lower()].append(member)
+        for members in result.values():
+            members.sort(key=lambda m: m["display"])
+        return result
+
+    def _present_members(self, group_dn: str, dns: Sequence[str]) -> set[str] | None:
+        """Which of ``dns`` the group has as members (DN keys), ``None`` if there is no group.
+
+        One base search with a ValuesReturnFilter: the answer holds at most ``len(dns)``
+        values however large the group is. A server without the control gets one base search
+        per DN, filtered on that member, answering only whether the group matches.
+        """
+        if self._capabilities().values_return_filter:
+            entries, _ = self._search(
+                group_dn,
+                self.profile.group_filter,
+                ["member"],
+                scope=BASE,
+                controls=[values_return_filter("member", list(dns))],
+            )
+            if not entries:
+                return None
+            return {dn_key(str(v)) for v in entries[0]["attributes"].get("member") or ()}
+        group, _ = self._search(group_dn, self.profile.group_filter, ["1.1"], scope=BASE)
+        if not group:
+            return None
+        present = set()
+        for dn in dict.fromkeys(dns):
+            condition = f"(&{self.profile.group_filter}(member={filter_value(dn)}))"
+            if self._search(group_dn, condition, ["1.1"], scope=BASE)[0]:
+                present.add(dn_key(dn))
+        return present
+
+    def _write_members(self, group_dn: str, add: Sequence[str], remove: Sequence[str]) -> bool:
+        """Add and delete member values, each only if needed; ``False`` if there is no group.
+
+        Never a read-modify-write of the member list: the values in question are checked,
+        then written one by one in a single modify. A concurrent writer changing the same
+        values makes the modify fail (attribute or value exists / no such attribute), and the
+        check runs again. groupOfNames must keep a member: the placeholder goes out when a
+        real member comes in and comes in when the last real member goes.
+        """
+        placeholder = self.placeholder_dn
+        for _ in range(_MEMBER_WRITE_ATTEMPTS):
+            asked = [*add, *remove, *([placeholder] if placeholder else [])]
+            present = self._present_members(group_dn, asked)
+            if present is None:
+                return False
+            to_add = [dn for dn in add if dn_key(dn) not in present]
+            to_remove = [dn for dn in remove if dn_key(dn) in present]
+            changes: list[Change] = []
+            if to_add:
+                changes.append((MODIFY_ADD, to_add))
+                if placeholder and dn_key(placeholder) in present:
+                    changes.append((MODIFY_DELETE, [placeholder]))
+            if to_remove:
+                changes.append((MODIFY_DELETE, to_remove))
+            if not changes:
+                return True
+            try:
+                self._modify_members(group_dn, changes)
+                return True
+            except LDAPOperationResult as error:
+                if error.result == OBJECT_CLASS_VIOLATION and placeholder and not to_add:
+                    # That was the last member: the placeholder keeps the group valid.
+                    changes.append((MODIFY_ADD, [placeholder]))
+                    try:
+                        self._modify_members(group_dn, changes)
+                        return True
+                    except LDAPOperationResult as retry_error:
+                        error = retry_error
+                if error.result == NO_SUCH_OBJECT:
+                    return False
+                # Someone else changed the same values: check again. Samba answers an add of
+                # a present member with entryAlreadyExists rather than attributeOrValueExists.
+                if error.result not in (NO_SUCH_ATTRIBUTE, VALUE_EXISTS, ALREADY_EXISTS):
+                    raise scim_error(error, "the membership change") from None
+        raise DirectoryUnavailable("Membership is changing concurrently; retry.", retry_after=1)
+
+    def _modify_members(self, group_dn: str, changes: list[Change]) -> None:
+        """One modify of the member attribute; LDAP refusals propagate to the caller."""
+        self.connections.run(lambda c: operations.modify(c, group_dn, {"member": changes}))

@@ -1,0 +1,274 @@
+"""An entry's attribute values as SCIM reads them, and a mapped attribute's SCIM value as
+LDAP values and back (RFC 4517 syntaxes): pure functions the backend's parts share.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from ldap3.utils.dn import safe_dn
+
+from scim_core.backends.ldap.mapped import MappedAttribute
+from scim_core.backends.ldap.syntaxes import from_ldap, to_ldap
+from scim_core.errors import InvalidValue
+
+__all__ = [
+    "TEXT_TYPES",
+    "Attributes",
+    "all_values",
+    "dn_key",
+    "element_of",
+    "entry_meta",
+    "extension_resource",
+    "extension_values",
+    "first",
+    "generalized_to_iso",
+    "is_true",
+    "ldap_values",
+    "lower_keyed",
+    "reference_id",
+    "scim_value",
+    "value_at",
+]
+
+Attributes = Mapping[str, Sequence[Any]]
+
+
+class _Folded(dict[str, Any]):
+    """An entry's attributes keyed in lower case: a lookup is one dictionary access, also for
+    the many mapped attributes an entry does not have."""
+
+
+def lower_keyed(attributes: Attributes) -> _Folded:
+    """``attributes`` keyed by lower-case names (LDAP names are case-insensitive)."""
+    if isinstance(attributes, _Folded):
+        return attributes
+    return _Folded((name.lower(), values) for name, values in attributes.items())
+
+
+def _values_of(attributes: Attributes, name: str) -> Any:
+    if isinstance(attributes, _Folded):
+        return attributes.get(name.lower())
+    values = attributes.get(name)
+    if values is None:
+        lowered = name.lower()
+        values = next((v for k, v in attributes.items() if k.lower() == lowered), None)
+    return values
+
+
+def first(attributes: Attributes, name: str) -> Any:
+    """The first value of ``name`` in a case-insensitively keyed attribute map, or ``None``."""
+    values = _values_of(attributes, name)
+    if isinstance(values, (list, tuple)):
+        return values[0] if values else None
+    return values
+
+
+def is_true(value: Any) -> bool:
+    """An RFC 4517 Boolean value, as ldap3 returns it (``True`` with schema info, else text)."""
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    return value is True or (isinstance(value, str) and value.strip().upper() == "TRUE")
+
+
+def all_values(attributes: Attributes, name: str) -> list[Any]:
+    """Every value of ``name`` in a case-insensitively keyed attribute map (``[]`` if none)."""
+    values = _values_of(attributes, name)
+    if values is None:
+        return []
+    return list(values) if isinstance(values, (list, tuple)) else [values]
+
+
+def dn_key(dn: str) -> str:
+    """A comparable form of a DN (case and spacing folded, RFC 4514 escapes kept)."""
+    try:
+        return str(safe_dn(dn)).lower()
+    except Exception:
+        return dn.lower()
+
+
+def generalized_to_iso(value: Any) -> str | None:
+    """``20261121214500Z`` (RFC 4517 GeneralizedTime) -> ``2026-11-21T21:45:00Z``."""
+    if value is None:
+        return None
+    if hasattr(value, "strftime"):
+        return str(value.strftime("%Y-%m-%dT%H:%M:%SZ"))
+    text = str(value)
+    if len(text) < 14:
+        return None
+    return f"{text[0:4]}-{text[4:6]}-{text[6:8]}T{text[8:10]}:{text[10:12]}:{text[12:14]}Z"
+
+
+def entry_meta(attributes: Mapping[str, Any], version_attribute: str) -> dict[str, Any]:
+    """A resource's ``meta`` from its entry: created, lastModified and a weak ETag of the
+    entry's version (what the directory changes on every write)."""
+    meta: dict[str, Any] = {}
+    created = generalized_to_iso(first(attributes, "createTimestamp"))
+    modified = generalized_to_iso(first(attributes, "modifyTimestamp"))
+    version = first(attributes, version_attribute)
+    if created:
+        meta["created"] = created
+    if modified:
+        meta["lastModified"] = modified
+    if version is not None:
+        meta["version"] = f'W/"{version}"'
+    return meta
+
+
+def _boolean_text(value: Any) -> str:
+    return "TRUE" if value is True else "FALSE"
+
+
+def _iso_to_generalized(value: Any) -> str:
+    """``2026-11-21T21:45:00Z`` (or with an offset) -> ``20261121214500Z`` (RFC 4517)."""
+    try:
+        moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        raise InvalidValue("A dateTime attribute needs an xsd:dateTime value.") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%Y%m%d%H%M%SZ")
+
+
+def _base64_octets(value: Any) -> bytes:
+    """Base64 text (checked when the request was read) -> the octets LDAP holds."""
+    return base64.b64decode(str(value), validate=True)
+
+
+def _base64_text(raw: Any) -> str:
+    octets = raw if isinstance(raw, bytes) else str(raw).encode("utf-8")
+    return base64.b64encode(octets).decode("ascii")
+
+
+def _integer_of(raw: Any) -> int | None:
+    try:
+        return int(str(raw))
+    except ValueError:
+        return None  # not ours to interpret: left out of the resource
+
+
+#: SCIM types whose values an LDAP string holds as they are (a reference is a URI).
+TEXT_TYPES = frozenset({"string", "reference"})
+
+#: A mapped attribute's value in its LDAP form (RFC 4517 syntaxes), and back.
+_TO_LDAP: Mapping[str, Callable[[Any], str | bytes]] = {
+    "boolean": _boolean_text,
+    "integer": str,
+    "dateTime": _iso_to_generalized,
+    "binary": _base64_octets,
+}
+_FROM_LDAP: Mapping[str, Callable[[Any], Any]] = {
+    "boolean": is_true,
+    "integer": _integer_of,
+    "dateTime": generalized_to_iso,
+    "binary": _base64_text,
+}
+
+
+def element_of(
+    elements: list[dict[str, Any]], mapped: MappedAttribute, *, create: bool
+) -> dict[str, Any] | None:
+    """The element of ``mapped``'s type (case aside; the first one if a client sent several),
+    made when ``create`` and there is none."""
+    wanted = str(mapped.element_type).casefold()
+    for element in elements:
+        if isinstance(element, dict) and str(element.get("type", "")).casefold() == wanted:
+            return element
+    if not create:
+        return None
+    element = {"type": mapped.element_type}
+    elements.append(element)
+    return element
+
+
+def ldap_values(mapped: MappedAttribute, value: Any) -> list[Any]:
+    """The LDAP values of a mapped attribute's SCIM value: none for an unassigned one, a
+    string in its LDAP syntax, another type converted (RFC 4517).
+
+    :raises InvalidValue: a value the attribute's LDAP syntax cannot hold.
+    """
+    items = value if isinstance(value, list) and mapped.multi_valued else [value]
+    found: list[Any] = []
+    for item in items:
+        if item is None or item == "":
+            continue
+        converted: str | bytes
+        if mapped.type in TEXT_TYPES:
+            converted = to_ldap(mapped.syntax, mapped.filter_name, str(item))
+        else:
+            converted = _TO_LDAP[mapped.type](item)
+        if converted not in found:  # an LDAP attribute holds a value once
+            found.append(converted)
+    return found
+
+
+def scim_value(mapped: MappedAttribute, raw: Any) -> Any:
+    """A mapped attribute's SCIM value from one LDAP value (``None``: not usable)."""
+    if raw is None:
+        return None
+    if mapped.type in TEXT_TYPES:
+        return from_ldap(mapped.syntax, str(raw))
+    return _FROM_LDAP[mapped.type](raw)
+
+
+def reference_id(resource: Mapping[str, Any], mapped: MappedAttribute) -> str | None:
+    """The user id a resource's reference ``mapped`` names (``{"value": id}``), if any."""
+    value = value_at(resource, mapped.path)
+    named = value.get("value") if isinstance(value, Mapping) else value
+    return str(named) if named else None
+
+
+def extension_values(
+    mapped: Sequence[MappedAttribute], resource: Mapping[str, Any]
+) -> dict[str, list[Any]]:
+    """LDAP attribute -> values, for the attributes of a site's extensions ``resource`` has."""
+    return {m.ldap: ldap_values(m, value_at(resource, m.path)) for m in mapped}
+
+
+def extension_resource(
+    mapped: Sequence[MappedAttribute],
+    attributes: Attributes,
+    resource: dict[str, Any],
+    ids: Mapping[str, str] | None = None,
+) -> None:
+    """Set in ``resource`` the value of each attribute of ``mapped`` the entry holds.
+
+    :param ids: DN (lower case) -> user id, for the users its references name; a DN that
+        names nobody (a user since deleted) is left out.
+    """
+    for attribute in mapped:
+        if attribute.points_to is not None:
+            dn = first(attributes, attribute.ldap)
+            named = (ids or {}).get(str(dn).lower()) if dn is not None else None
+            if named is not None:
+                _set(resource, attribute.path, {"value": named})
+            continue
+        if attribute.multi_valued:
+            values = [scim_value(attribute, v) for v in all_values(attributes, attribute.ldap)]
+            values = [v for v in values if v is not None]
+            if values:
+                _set(resource, attribute.path, values)
+            continue
+        value = scim_value(attribute, first(attributes, attribute.ldap))
+        if value is not None:
+            _set(resource, attribute.path, value)
+
+
+def value_at(resource: Mapping[str, Any], path: Sequence[str]) -> Any:
+    """The value at ``path`` in ``resource``, ``None`` where any step is missing."""
+    current: Any = resource
+    for key in path:
+        if not isinstance(current, Mapping):
+            return None
+        current = current.get(key)
+    return current
+
+
+def _set(resource: dict[str, Any], path: Sequence[str], value: Any) -> None:
+    current = resource
+    for key in path[:-1]:
+        current = current.setdefault(key, {})
+    current[path[-1]] = value
