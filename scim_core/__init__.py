@@ -27,7 +27,9 @@ compares their signatures with a checked-in snapshot. They fall into these group
   :func:`add_dropped_attribute_observer` (a :data:`DroppedAttributeObserver` sees each attribute
   a client wrote that nothing stores) and :data:`DRY_RUN_HEADER`,
   which marks the answers of a backend that plans its writes instead of making them;
-- building blocks: :func:`parse_filter` (and the :data:`Filter` AST), :func:`apply_patch`, and
+- building blocks: :func:`parse_filter` (and the :data:`Filter` AST), :func:`apply_patch`
+  (with :func:`checked_operations`, which checks a PATCH's operations before anything is read,
+  into :class:`PatchOperation`), and
   the userName normalization hook (:data:`Normalizer`, :func:`normalize_username`).
 
 The subpackage :mod:`scim_core.filter` (AST node types, :func:`~scim_core.filter.evaluate`) is
@@ -71,7 +73,7 @@ from scim_core.observe import (
     add_dropped_attribute_observer,
     directory_operation,
 )
-from scim_core.patch import apply_patch
+from scim_core.patch import PatchOperation, apply_patch, checked_operations
 from scim_core.schemas.attributes import DEFAULT_SCHEMAS, SchemaSet
 from scim_core.secret import Secret
 from scim_core.service import DRY_RUN_HEADER, ScimService, error_response
@@ -107,6 +109,7 @@ __all__ = [
     "NotFound",
     "NotImplementedByDesign",
     "Page",
+    "PatchOperation",
     "PayloadTooLarge",
     "PreconditionFailed",
     "Query",
@@ -129,6 +132,7 @@ __all__ = [
     "add_directory_observer",
     "add_dropped_attribute_observer",
     "apply_patch",
+    "checked_operations",
     "directory_operation",
     "error_response",
     "load_backend",

@@ -76,7 +76,7 @@ from scim_core.schemas.attributes import (
 
 log = logging.getLogger("scim.patch")
 
-__all__ = ["MAX_OPERATIONS", "MAX_VALUES", "apply_patch"]
+__all__ = ["MAX_OPERATIONS", "MAX_VALUES", "PatchOperation", "apply_patch", "checked_operations"]
 
 Resource = dict[str, Any]
 Element = dict[str, Any]
@@ -658,9 +658,60 @@ def _apply(resource: Resource, target: _Target, op: str, value: Any) -> bool:
     return op != "remove" and ref.definition.mutability == "writeOnly"
 
 
+@dataclass(frozen=True)
+class PatchOperation:
+    """One PATCH operation, checked: ``op`` in lower case, ``path`` stripped (``None`` when
+    absent or blank), and ``value`` present unless the op is ``remove``."""
+
+    op: str
+    path: str | None
+    value: Any
+
+
+def checked_operations(operations: Sequence[Any]) -> list[PatchOperation]:
+    """The operations of a PatchOp message, checked the same way for every resource type
+    (RFC 7644 §3.5.2; member names and ``op`` values in any case). Operations checked
+    before pass as they are.
+
+    :raises PayloadTooLarge: more than :data:`MAX_OPERATIONS` operations.
+    :raises InvalidSyntax: an operation is not an object, or its op is unknown.
+    :raises InvalidPath: a path that is not a string.
+    :raises InvalidValue: ``add`` or ``replace`` without a value.
+    :raises NoTarget: a ``remove`` without a path (RFC 7644 §3.5.2.2).
+    """
+    if len(operations) > MAX_OPERATIONS:
+        raise PayloadTooLarge(
+            f"A PATCH carries at most {MAX_OPERATIONS} operations; split this one."
+        )
+    checked = []
+    for index, raw in enumerate(operations):
+        if isinstance(raw, PatchOperation):
+            checked.append(raw)
+            continue
+        if not isinstance(raw, Mapping):
+            raise InvalidSyntax(f"PATCH operation {index} is not an object.")
+        operation = {str(k).lower(): v for k, v in raw.items()}
+        name = operation.get("op")
+        op = name.lower() if isinstance(name, str) else ""
+        if op not in _OPS:
+            raise InvalidSyntax(
+                f"PATCH operation {index} has an unknown op; expected add, replace or remove."
+            )
+        path = operation.get("path")
+        if path is not None and not isinstance(path, str):
+            raise InvalidPath(f"PATCH operation {index} has a path that is not a string.")
+        if op != "remove" and "value" not in operation:
+            raise InvalidValue(f"PATCH operation {index} ({op}) has no value.")
+        path = path.strip() if path else None
+        if op == "remove" and not path:
+            raise NoTarget(f"PATCH operation {index} (remove) has no path.")
+        checked.append(PatchOperation(op, path or None, operation.get("value")))
+    return checked
+
+
 def apply_patch(
     resource: Mapping[str, Any],
-    operations: Sequence[Mapping[str, Any]],
+    operations: Sequence[Mapping[str, Any] | PatchOperation],
     resource_type: str = "User",
     schemas: SchemaSet | None = None,
 ) -> tuple[Resource, bool]:
@@ -684,43 +735,23 @@ def apply_patch(
         or a multi-valued attribute would hold more than :data:`MAX_VALUES` allows.
     :raises PayloadTooLarge: more than :data:`MAX_OPERATIONS` operations.
     """
-    if len(operations) > MAX_OPERATIONS:
-        raise PayloadTooLarge(
-            f"A PATCH carries at most {MAX_OPERATIONS} operations; split this one."
-        )
     schemas = schemas or DEFAULT_SCHEMAS
     result: Resource = copy.deepcopy(dict(resource))
     wrote_secret = False
-    for index, raw in enumerate(operations):
-        if not isinstance(raw, Mapping):
-            raise InvalidSyntax(f"PATCH operation {index} is not an object.")
-        operation = {str(k).lower(): v for k, v in raw.items()}
-        name = operation.get("op")
-        op = name.lower() if isinstance(name, str) else ""
-        if op not in _OPS:
-            raise InvalidSyntax(
-                f"PATCH operation {index} has an unknown op; expected add, replace or remove."
-            )
-        path = operation.get("path")
-        if path is not None and not isinstance(path, str):
-            raise InvalidPath(f"PATCH operation {index} has a path that is not a string.")
-        if op != "remove" and "value" not in operation:
-            raise InvalidValue(f"PATCH operation {index} ({op}) has no value.")
-        value = operation.get("value")
-        extension = _extension_urn(path.strip(), resource_type, schemas) if path else None
+    for operation in checked_operations(operations):
+        op, path, value = operation.op, operation.path, operation.value
+        extension = _extension_urn(path, resource_type, schemas) if path else None
         if extension is not None and op == "remove":
             result.pop(extension, None)
             continue
         if extension is not None:
             targets = list(_object_targets({extension: value}, resource_type, op, schemas))
-        elif path and path.strip():
+        elif path:
             try:
-                targets = [(_path_target(path.strip(), op, resource_type, schemas), value)]
+                targets = [(_path_target(path, op, resource_type, schemas), value)]
             except _Unstored:
-                _report_dropped(path.strip(), resource_type, schemas)
+                _report_dropped(path, resource_type, schemas)
                 continue
-        elif op == "remove":
-            raise NoTarget(f"PATCH operation {index} (remove) has no path.")
         else:
             targets = list(_object_targets(value, resource_type, op, schemas))
         for target, item in targets:

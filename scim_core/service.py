@@ -22,7 +22,6 @@ from scim_core.backend import Backend, Query, Resource
 from scim_core.config import ServiceConfig
 from scim_core.errors import (
     InvalidFilter,
-    InvalidPath,
     InvalidSyntax,
     InvalidValue,
     MethodNotAllowed,
@@ -44,13 +43,13 @@ from scim_core.filter import (
     Or,
     ValueFilter,
     parse_filter,
-    parse_path,
 )
+from scim_core.group_patch import MembershipPlan, group_value
 from scim_core.messages import SCIM_MEDIA_TYPE, ScimRequest, ScimResponse
 from scim_core.paging import parse_window
-from scim_core.patch import MAX_OPERATIONS, apply_patch
+from scim_core.patch import PatchOperation, apply_patch, checked_operations
 from scim_core.projection import Projection, parse_projection
-from scim_core.schemas.attributes import DEFAULT_SCHEMAS, Attribute, SchemaSet, coerce
+from scim_core.schemas.attributes import DEFAULT_SCHEMAS, Attribute, SchemaSet
 from scim_core.schemas.resources import (
     GROUP_URN,
     USER_URN,
@@ -368,8 +367,9 @@ class ScimService:
             raise InvalidSyntax("The request body must be a JSON object.")
         return body
 
-    def _operations(self, request: ScimRequest) -> list[dict[str, Any]]:
-        """PATCH operations from the RFC 7644 §3.5.2 envelope or a bare array (the spec's form)."""
+    def _operations(self, request: ScimRequest) -> list[PatchOperation]:
+        """PATCH operations from the RFC 7644 §3.5.2 envelope or a bare array (the spec's form),
+        checked before anything is read (users and groups alike)."""
         body = self._json_body(request)
         if isinstance(body, dict):
             operations = next((v for k, v in body.items() if k.lower() == "operations"), None)
@@ -377,13 +377,7 @@ class ScimService:
             operations = body
         if not isinstance(operations, list) or not operations:
             raise InvalidSyntax("PATCH needs a non-empty list of Operations.")
-        if len(operations) > MAX_OPERATIONS:  # users and groups alike, before any is read
-            raise PayloadTooLarge(
-                f"A PATCH carries at most {MAX_OPERATIONS} operations; split this one."
-            )
-        if not all(isinstance(op, dict) for op in operations):
-            raise InvalidSyntax("Each PATCH operation must be a JSON object.")
-        return operations
+        return checked_operations(operations)
 
     def _query(
         self,
@@ -675,7 +669,7 @@ class ScimService:
     def _patch_group(self, request: ScimRequest, group_id: str) -> ScimResponse:
         operations = self._operations(request)
         projection = parse_projection(request.query, GROUP_URN)
-        plan = _MembershipPlan.from_operations(operations, group_id, self._group_extensions)
+        plan = MembershipPlan.from_operations(operations, group_id, self._group_extensions)
         if request.if_match:
             _check_version(
                 request, self._group_or_404(group_id, Projection(include=frozenset({"id"})))
@@ -700,7 +694,7 @@ class ScimService:
         group = self._group_or_404(group_id, projection)
         return self._resource_response(200, group, "Group", request, projection)
 
-    def _update_group(self, group_id: str, plan: _MembershipPlan, current: Resource | None) -> bool:
+    def _update_group(self, group_id: str, plan: MembershipPlan, current: Resource | None) -> bool:
         """Write the group's new displayName (its id stays) and externalId where the backend
         keeps them (``update_group``); whether that wrote anything. What equals the stored
         value (``current``, read here unless the caller read it) is no change; a new name
@@ -719,7 +713,7 @@ class ScimService:
             return False
         if current is None:
             current = self._group_or_404(group_id, Projection(exclude=frozenset({"members"})))
-        changes = {k: v for k, v in wanted.items() if v != _group_value(current, k)}
+        changes = {k: v for k, v in wanted.items() if v != group_value(current, k)}
         update = getattr(self.backend, "update_group", None)
         if "displayName" in changes and update is None:
             if str(changes["displayName"]).casefold() == str(current["displayName"]).casefold():
@@ -798,163 +792,6 @@ class ScimService:
     def check_ready(self) -> None:
         """Raise :class:`~scim_core.errors.DirectoryUnavailable` unless the backend answers."""
         self.backend.check_ready()
-
-
-def _group_value(group: Mapping[str, Any], key: str) -> Any:
-    """``displayName``, ``externalId``, or ``urn:...:name`` of a Group extension."""
-    urn, colon, name = key.rpartition(":")
-    if not colon:
-        return group.get(key)
-    holder = group.get(urn)
-    return holder.get(name) if isinstance(holder, Mapping) else None
-
-
-@dataclass
-class _MembershipPlan:
-    """What a group PATCH asks for, as value-by-value member changes (never the whole list)."""
-
-    # Ordered sets (dict keys): a PATCH may carry thousands of members, in as many operations.
-    add: dict[str, None] = field(default_factory=dict)
-    remove: dict[str, None] = field(default_factory=dict)
-    replace: dict[str, None] | None = None
-    display_name: str | None = None
-    external_id: str | None = None  # None with external_id_sent: clear it
-    external_id_sent: bool = False
-    #: ``urn:...:name`` (as its schema spells it) -> new value (None clears it).
-    extensions: dict[str, Any] = field(default_factory=dict)
-    known: Mapping[str, tuple[str, Attribute]] = field(default_factory=dict)
-
-    @classmethod
-    def from_operations(
-        cls,
-        operations: Sequence[Mapping[str, Any]],
-        group_id: str,
-        extensions: Mapping[str, tuple[str, Attribute]] | None = None,
-    ) -> _MembershipPlan:
-        plan = cls(known=extensions or {})
-        for operation in operations:
-            op = str(operation.get("op", "")).lower()
-            if op not in {"add", "remove", "replace"}:
-                raise InvalidSyntax("A PATCH op is not add, replace or remove.")
-            path = operation.get("path")
-            value = operation.get("value")
-            if path is None:
-                if op == "remove":
-                    raise InvalidPath("A remove operation needs a path.")
-                if not isinstance(value, dict):
-                    raise InvalidSyntax("A PATCH operation without a path needs an object value.")
-                for key, item in value.items():
-                    plan._apply(op, key, None, item, group_id)
-                continue
-            if not isinstance(path, str):
-                raise InvalidPath("The PATCH path must be a string.")
-            parsed = parse_path(path)
-            attr = parsed.attr
-            named = f"{attr.schema}:{attr.attr}" if attr.schema else attr.attr
-            if attr.sub_attr is not None or (attr.schema and parsed.value_filter is not None):
-                named = path  # not a plain attribute: refused below as an unknown path
-            plan._apply(op, named, parsed.value_filter, value, group_id)
-        return plan
-
-    def _apply(
-        self, op: str, attribute: str, value_filter: Filter | None, value: Any, group_id: str
-    ) -> None:
-        name = attribute.lower().removeprefix(GROUP_URN.lower() + ":")
-        if name in {"id", "schemas", "meta"}:
-            return
-        if self._extension(op, name, value):
-            return
-        if name == "externalid":
-            cleared = op == "remove" or value in (None, "", [])
-            if not cleared and not isinstance(value, str):
-                raise InvalidValue("externalId takes a string.")
-            self.external_id, self.external_id_sent = None if cleared else value, True
-            return
-        if name == "displayname":
-            if op == "remove":
-                raise Mutability("displayName is required: replace it, never remove it.")
-            if not isinstance(value, str) or not value:
-                raise InvalidValue("displayName takes a string that is not empty.")
-            self.display_name = value
-            return
-        if name != "members":
-            raise InvalidPath("A PATCH path names an attribute Groups cannot write; use members.")
-        if value_filter is not None:
-            if op != "remove":
-                raise InvalidPath("Only remove takes a members[...] filter.")
-            self._drop(_member_ids_in_filter(value_filter))
-            return
-        if op == "remove" and value is None:  # RFC 7644 §3.5.2.2: every member
-            self.replace, self.add, self.remove = {}, {}, {}
-            return
-        ids = _member_ids(value)
-        if op == "add":
-            self._add(ids)
-        elif op == "remove":
-            self._drop(ids)
-        else:
-            self.replace, self.add, self.remove = dict.fromkeys(ids), {}, {}
-
-    def _extension(self, op: str, name: str, value: Any) -> bool:
-        """An attribute of a Group extension (or the extension's URN with an object of them,
-        path-less): its new value noted; whether ``name`` was one."""
-        if isinstance(value, Mapping) and op != "remove":
-            prefix = name + ":"
-            inner = {k: v for k, v in self.known.items() if k.startswith(prefix)}
-            if inner:
-                for key, item in value.items():
-                    self._extension(op, prefix + str(key).lower(), item)
-                return True
-        known = self.known.get(name)
-        if known is None:
-            return False
-        spelled, attribute = known
-        cleared = op == "remove" or value in (None, "", [])
-        self.extensions[spelled] = None if cleared else coerce(attribute, value)
-        return True
-
-    def _add(self, ids: Sequence[str]) -> None:
-        if self.replace is not None:
-            self.replace.update(dict.fromkeys(ids))
-            return
-        for ident in ids:
-            self.remove.pop(ident, None)
-            self.add[ident] = None
-
-    def _drop(self, ids: Sequence[str]) -> None:
-        if self.replace is not None:
-            for ident in ids:
-                self.replace.pop(ident, None)
-            return
-        for ident in ids:
-            self.add.pop(ident, None)
-            self.remove[ident] = None
-
-
-def _member_ids(value: Any) -> list[str]:
-    items = value if isinstance(value, list) else [value]
-    ids: list[str] = []
-    for item in items:
-        member = item.get("value") if isinstance(item, dict) else item
-        if not isinstance(member, str) or not member:
-            raise InvalidValue("Each member needs a non-empty string value (a user id).")
-        ids.append(member)
-    return ids
-
-
-def _member_ids_in_filter(node: Filter) -> list[str]:
-    """``members[value eq "a" or value eq "b"]`` -> ``["a", "b"]``; other forms are refused."""
-    if isinstance(node, Or):
-        return _member_ids_in_filter(node.left) + _member_ids_in_filter(node.right)
-    if (
-        isinstance(node, Compare)
-        and node.op == "eq"
-        and node.path.attr.lower() == "value"
-        and node.path.sub_attr is None
-        and isinstance(node.value, str)
-    ):
-        return [node.value]
-    raise InvalidPath('A members filter must be of the form members[value eq "id"].')
 
 
 def _comparable(resource: Mapping[str, Any]) -> dict[str, Any]:
