@@ -6,17 +6,15 @@ from typing import Any
 
 from scim_core.schemas.attributes import DEFAULT_SCHEMAS, SchemaSet, to_schema_json
 from scim_core.schemas.resources import GROUP_URN, USER_URN
+from scim_core.urns import RESOURCE_TYPE_URN, SERVICE_PROVIDER_CONFIG_URN
 
 __all__ = ["resource_types", "schemas", "service_provider_config"]
-
-_SPC_URN = "urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig"
-_RT_URN = "urn:ietf:params:scim:schemas:core:2.0:ResourceType"
 
 
 def service_provider_config(base_url: str, max_results: int) -> dict[str, Any]:
     """RFC 7643 §5: what the service supports; ``patch`` and ``etag`` are, bulk and sort are not."""
     return {
-        "schemas": [_SPC_URN],
+        "schemas": [SERVICE_PROVIDER_CONFIG_URN],
         "documentationUri": "https://datatracker.ietf.org/doc/html/rfc7644",
         "patch": {"supported": True},
         "bulk": {"supported": False, "maxOperations": 0, "maxPayloadSize": 0},
@@ -48,7 +46,7 @@ def resource_types(base_url: str, schema_set: SchemaSet = DEFAULT_SCHEMAS) -> li
     }
     return [
         {
-            "schemas": [_RT_URN],
+            "schemas": [RESOURCE_TYPE_URN],
             "id": "User",
             "name": "User",
             "endpoint": "/Users",
@@ -58,7 +56,7 @@ def resource_types(base_url: str, schema_set: SchemaSet = DEFAULT_SCHEMAS) -> li
             "meta": {"resourceType": "ResourceType", "location": f"{base_url}/ResourceTypes/User"},
         },
         {
-            "schemas": [_RT_URN],
+            "schemas": [RESOURCE_TYPE_URN],
             "id": "Group",
             "name": "Group",
             "endpoint": "/Groups",

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from scim_core.urns import ERROR_URN
+
 __all__ = [
-    "ERROR_SCHEMA",
     "DirectoryRefused",
     "DirectoryUnavailable",
     "Forbidden",
@@ -35,8 +36,6 @@ __all__ = [
     "VersionConflict",
 ]
 
-ERROR_SCHEMA = "urn:ietf:params:scim:api:messages:2.0:Error"
-
 
 class ScimError(Exception):
     """Base of every error the service answers with (RFC 7644 §3.12).
@@ -58,7 +57,7 @@ class ScimError(Exception):
 
     def to_body(self) -> dict[str, Any]:
         """Render the RFC 7644 §3.12 error body; ``status`` is a string as the RFC shows it."""
-        body: dict[str, Any] = {"schemas": [ERROR_SCHEMA], "status": str(self.status)}
+        body: dict[str, Any] = {"schemas": [ERROR_URN], "status": str(self.status)}
         if self.scim_type:
             body["scimType"] = self.scim_type
         body["detail"] = self.detail

@@ -59,6 +59,7 @@ from scim_core.schemas.resources import (
     validate_user,
 )
 from scim_core.secret import Secret
+from scim_core.urns import LIST_RESPONSE_URN, PATCH_OP_URN, SEARCH_REQUEST_URN
 
 __all__ = [
     "DRY_RUN_HEADER",
@@ -71,9 +72,6 @@ __all__ = [
 #: Marks the answer to a write the backend planned but did not make (a dry run).
 DRY_RUN_HEADER = "X-Dry-Run"
 
-LIST_RESPONSE_URN = "urn:ietf:params:scim:api:messages:2.0:ListResponse"
-PATCH_OP_URN = "urn:ietf:params:scim:api:messages:2.0:PatchOp"
-SEARCH_REQUEST_URN = "urn:ietf:params:scim:api:messages:2.0:SearchRequest"
 
 _ACCEPTED_MEDIA_TYPES = frozenset({SCIM_MEDIA_TYPE, "application/json"})
 _MAX_JSON_DEPTH = 32
@@ -88,15 +86,16 @@ log = logging.getLogger("scim.service")
 Handler = Callable[["ScimService", ScimRequest, str], ScimResponse]
 
 
-def _check_text(document: Any) -> None:
-    """Refuse strings no directory value may hold: a NUL, or an unpaired UTF-16 surrogate.
+def _check_document(document: Any) -> None:
+    """Refuse nesting deeper than :data:`_MAX_JSON_DEPTH`, and strings no directory value may
+    hold: a NUL, or an unpaired UTF-16 surrogate.
 
     JSON can spell both (``\\u0000``, ``\\ud800``); LDAP strings are UTF-8 text in which a NUL
     would truncate the value for C clients and a lone surrogate cannot be encoded at all.
     """
-    pending = [document]
+    pending = [(document, 0)]
     while pending:
-        item = pending.pop()
+        item, depth = pending.pop()
         if isinstance(item, str):
             if "\x00" in item:
                 raise InvalidValue("The request body holds a NUL character (\\u0000).")
@@ -104,35 +103,16 @@ def _check_text(document: Any) -> None:
                 item.encode("utf-8")
             except UnicodeEncodeError:
                 raise InvalidSyntax("The request body holds an unpaired surrogate.") from None
-        elif isinstance(item, dict):
-            pending.extend(item)
-            pending.extend(item.values())
-        elif isinstance(item, list):
-            pending.extend(item)
-
-
-def _json_depth_ok(body: bytes) -> bool:
-    """Reject absurd nesting before :func:`json.loads` recurses into it."""
-    depth = deepest = 0
-    in_string = escaped = False
-    for byte in body:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif byte == 0x5C:
-                escaped = True
-            elif byte == 0x22:
-                in_string = False
-        elif byte == 0x22:
-            in_string = True
-        elif byte in (0x5B, 0x7B):
-            depth += 1
-            deepest = max(deepest, depth)
-            if deepest > _MAX_JSON_DEPTH:
-                return False
-        elif byte in (0x5D, 0x7D):
-            depth -= 1
-    return True
+            continue
+        if not isinstance(item, dict | list):
+            continue
+        if depth >= _MAX_JSON_DEPTH:
+            raise InvalidSyntax(f"The JSON body is nested deeper than {_MAX_JSON_DEPTH} levels.")
+        if isinstance(item, dict):
+            pending.extend((key, depth) for key in item)
+            pending.extend((value, depth + 1) for value in item.values())
+        else:
+            pending.extend((value, depth + 1) for value in item)
 
 
 @dataclass(frozen=True)
@@ -349,16 +329,18 @@ class ScimService:
             )
         if not request.body.strip():
             raise InvalidSyntax("The request needs a JSON body.")
-        if not _json_depth_ok(request.body):
-            raise InvalidSyntax(f"The JSON body is nested deeper than {_MAX_JSON_DEPTH} levels.")
         try:
             document = json.loads(request.body.decode("utf-8"))
+        except RecursionError:  # the parser's own guard, far deeper than ours
+            raise InvalidSyntax(
+                f"The JSON body is nested deeper than {_MAX_JSON_DEPTH} levels."
+            ) from None
         except UnicodeDecodeError:
             raise InvalidSyntax("The request body is not valid UTF-8.") from None
         except ValueError as exc:
             reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "not JSON"
             raise InvalidSyntax(f"The request body is not valid JSON: {reason}.") from None
-        _check_text(document)
+        _check_document(document)
         return document
 
     def _object_body(self, request: ScimRequest) -> dict[str, Any]:

@@ -37,13 +37,13 @@ from werkzeug.exceptions import RequestEntityTooLarge, RequestTimeout
 
 from scim_core.config import ConfigError, read_settings
 from scim_core.messages import SCIM_MEDIA_TYPE
+from scim_core.urns import ERROR_URN
 from scim_flask.settings import WORKER_SETTINGS
 
 __all__ = ["ScimWorker", "error_bytes"]
 
 #: What the ``Server`` header says: nothing about the software or its version.
 SERVER_NAME = "scim"
-_ERROR_URN = "urn:ietf:params:scim:api:messages:2.0:Error"
 #: The longest request line: a filter at the service's limit, every character percent-encoded.
 _LINE_LIMIT = 32 * 1024
 #: The largest request head (request line and headers).
@@ -69,7 +69,7 @@ _REASONS = {
 def error_bytes(status: int, detail: str) -> bytes:
     """A complete HTTP/1.1 answer carrying an RFC 7644 error body; the connection closes."""
     body = json.dumps(
-        {"schemas": [_ERROR_URN], "status": str(status), "detail": detail},
+        {"schemas": [ERROR_URN], "status": str(status), "detail": detail},
         separators=(",", ":"),
     ).encode()
     head = (

@@ -18,6 +18,7 @@ from scim_core.errors import InvalidValue, Uniqueness, VersionConflict
 from scim_core.filter.evaluate import evaluate
 from scim_core.schemas.attributes import DEFAULT_SCHEMAS, GROUP_DISPLAY_NAME, GROUP_URN
 from scim_core.secret import Secret
+from scim_core.urns import ENTERPRISE_URN
 
 __all__ = ["MemoryBackend", "create_backend"]
 
@@ -55,7 +56,7 @@ class MemoryBackend:
         return next((u for u in self._users.values() if u["userName"].casefold() == folded), None)
 
     def _check_manager(self, user: Resource) -> None:
-        extension = user.get("urn:ietf:params:scim:schemas:extension:enterprise:2.0:User", {})
+        extension = user.get(ENTERPRISE_URN, {})
         manager = (extension.get("manager") or {}).get("value")
         if manager and manager not in self._users:
             raise InvalidValue(f"manager {manager} is not a known user id.")

@@ -28,8 +28,6 @@ from scim_core.filter.parser import MAX_DEPTH, MAX_LENGTH, parse_filter, parse_p
 from scim_core.filter.policy import (
     CORE_SCHEMAS,
     DEFAULT_POLICY,
-    GROUP_SCHEMA,
-    USER_SCHEMA,
     FilterPolicy,
     Form,
 )
@@ -38,10 +36,8 @@ __all__ = [
     "CASE_EXACT",
     "CORE_SCHEMAS",
     "DEFAULT_POLICY",
-    "GROUP_SCHEMA",
     "MAX_DEPTH",
     "MAX_LENGTH",
-    "USER_SCHEMA",
     "And",
     "AttrPath",
     "Compare",

@@ -8,10 +8,8 @@ is ever built. Every Lark error becomes :class:`~scim_core.errors.InvalidFilter`
 Columns count characters from the start of the text; a line break counts as one character of
 whitespace like any other.
 
-The lexer is contextual, as Lark's own ``lexer="contextual"``: in each parser state it matches
-only the terminals of ``filter.lark`` that the state accepts, earlier priority first, then longer
-patterns first (Lark's order). It is a small class of its own because it is the hot loop: one
-regular-expression match per token with the whitespace folded in, and no line bookkeeping.
+The lexer is Lark's contextual one: in each parser state it matches only the terminals of
+``filter.lark`` that the state accepts.
 """
 
 from __future__ import annotations
@@ -19,12 +17,11 @@ from __future__ import annotations
 import functools
 import importlib.resources
 import re
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Collection
 from typing import Any
 
-from lark import Lark, Token
+from lark import Lark
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedInput, UnexpectedToken
-from lark.lexer import Lexer, LexerState
 
 from scim_core.errors import InvalidFilter, InvalidPath, ScimError
 from scim_core.filter.ast import AstBuilder, Filter, PatchPath
@@ -55,86 +52,8 @@ _TERMINAL_NAMES = {
 }
 _ORDER = {name: i for i, name in enumerate(_TERMINAL_NAMES)}
 
-_Match = Callable[[str, int, int], "re.Match[str] | None"]
-
 # Strings and nesting brackets, for the depth pre-scan (brackets inside strings do not count).
 _NESTING = re.compile(r'"(?:[^"\\]|\\.)*"?|[()\[\]]')
-
-
-class _ContextualLexer(Lexer):
-    """Lark custom lexer (interface 2): per parser state, one regex of the accepted terminals."""
-
-    __future_interface__ = 2
-
-    def __init__(self, conf: Any) -> None:
-        self._terminals = {t.name: t for t in conf.terminals}
-        ignore = "|".join(self._terminals[name].pattern.to_regexp() for name in conf.ignore)
-        # Possessive: runs of ignored text never backtrack (no nested-quantifier blow-up).
-        self._skip = f"(?:{ignore})*+" if ignore else ""
-        self._skip_re = re.compile(self._skip)
-        self._by_state: dict[Any, tuple[_Match, frozenset[str]]] = {}
-
-    def _for_state(self, state: Any, accepted: Any) -> tuple[_Match, frozenset[str]]:
-        names = frozenset(n for n in accepted if n in self._terminals or n == "$END")
-        terminals = sorted(
-            (self._terminals[n] for n in names if n in self._terminals),
-            key=lambda t: (-t.priority, -t.pattern.max_width, -len(t.pattern.value), t.name),
-        )
-        alternatives = "|".join(f"(?P<{t.name}>{t.pattern.to_regexp()})" for t in terminals)
-        pattern = re.compile(f"{self._skip}(?:{alternatives or '(?!)'})")
-        entry = (pattern.match, names)
-        self._by_state[state] = entry
-        return entry
-
-    def lex(self, lexer_state: LexerState, parser_state: Any) -> Iterator[Token]:
-        """Yield the tokens of ``lexer_state.text``, each matched in the parser's current state.
-
-        :raises UnexpectedCharacters: where no accepted terminal matches.
-        """
-        source = lexer_state.text
-        if isinstance(source, str):  # Lark < 1.2 hands over the text itself
-            text, pos, end = source, 0, len(source)
-        else:  # a lark.utils.TextSlice
-            text, pos, end = source.text, source.start, source.end
-        by_state = self._by_state
-        stack = parser_state.state_stack
-        states = parser_state.parse_conf.states
-        while pos < end:
-            state = stack[-1]
-            try:
-                match, allowed = by_state[state]
-            except KeyError:
-                match, allowed = self._for_state(state, states[state])
-            m = match(text, pos, end)
-            if m is None:
-                skipped = self._skip_re.match(text, pos, end)
-                pos = skipped.end() if skipped else pos
-                if pos >= end:
-                    return
-                raise UnexpectedCharacters(  # type: ignore[no-untyped-call]
-                    text, pos, 1, pos + 1, allowed=set(allowed)
-                )
-            name: str = m.lastgroup  # type: ignore[assignment]
-            start = m.start(name)
-            pos = m.end()
-            yield _token(name, m.group(name), start, pos)
-
-
-_new_str = str.__new__
-
-
-def _token(name: str, value: str, start: int, end: int) -> Token:
-    # What Token(name, value, start, 1, start + 1, 1, end + 1, end) builds, without its two
-    # layers of calls (a sixth of the time of a short filter). The text counts as one line.
-    token: Token = _new_str(Token, value)
-    token.type = name
-    token.value = value
-    token.start_pos = start
-    token.line = token.end_line = 1
-    token.column = start + 1
-    token.end_column = end + 1
-    token.end_pos = end
-    return token
 
 
 @functools.cache
@@ -143,7 +62,7 @@ def _parser() -> Lark:
     return Lark(
         grammar,
         parser="lalr",
-        lexer=_ContextualLexer,
+        lexer="contextual",
         start=["filter", "path"],
         transformer=AstBuilder(),
         keep_all_tokens=True,

@@ -17,23 +17,16 @@ from types import MappingProxyType
 from scim_core.errors import InvalidFilter
 from scim_core.filter.ast import And, AttrPath, Compare, Filter, Not, Or, Present, ValueFilter
 from scim_core.schemas.attributes import resolve
+from scim_core.urns import GROUP_URN, USER_URN
 
 __all__ = [
     "CORE_SCHEMAS",
     "DEFAULT_POLICY",
-    "GROUP_SCHEMA",
-    "USER_SCHEMA",
     "FilterPolicy",
     "Form",
 ]
 
-USER_SCHEMA = "urn:ietf:params:scim:schemas:core:2.0:User"
-"""The core User schema URI (RFC 7643 §4.1)."""
-
-GROUP_SCHEMA = "urn:ietf:params:scim:schemas:core:2.0:Group"
-"""The core Group schema URI (RFC 7643 §4.2)."""
-
-CORE_SCHEMAS: Mapping[str, str] = MappingProxyType({"User": USER_SCHEMA, "Group": GROUP_SCHEMA})
+CORE_SCHEMAS: Mapping[str, str] = MappingProxyType({"User": USER_URN, "Group": GROUP_URN})
 """Resource type -> its core schema URI: a path prefixed with it names the same attribute."""
 
 Form = tuple[str, str, str]

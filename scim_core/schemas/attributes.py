@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from scim_core.errors import InvalidValue
+from scim_core.urns import ENTERPRISE_URN, GROUP_URN, SCHEMA_URN, USER_URN
 
 __all__ = [
     "DEFAULT_SCHEMAS",
@@ -53,10 +54,6 @@ __all__ = [
     "typed_elements",
 ]
 
-USER_URN = "urn:ietf:params:scim:schemas:core:2.0:User"
-ENTERPRISE_URN = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"
-GROUP_URN = "urn:ietf:params:scim:schemas:core:2.0:Group"
-SCHEMA_URN = "urn:ietf:params:scim:schemas:core:2.0:Schema"
 
 AttrType = Literal["string", "boolean", "complex", "reference", "dateTime", "integer", "binary"]
 MutabilityKind = Literal["readWrite", "readOnly", "writeOnly", "immutable"]

@@ -30,6 +30,7 @@ from scim_core.schemas.resources import (
     UserSchema,
     mapped_attributes,
 )
+from scim_core.urns import ERROR_URN, LIST_RESPONSE_URN, PATCH_OP_URN, SEARCH_REQUEST_URN
 
 __all__ = [
     "ErrorSchema",
@@ -45,10 +46,6 @@ __all__ = [
 ]
 
 OPENAPI_VERSION = "3.0.3"
-ERROR_URN = "urn:ietf:params:scim:api:messages:2.0:Error"
-LIST_RESPONSE_URN = "urn:ietf:params:scim:api:messages:2.0:ListResponse"
-PATCH_OP_URN = "urn:ietf:params:scim:api:messages:2.0:PatchOp"
-SEARCH_REQUEST_URN = "urn:ietf:params:scim:api:messages:2.0:SearchRequest"
 _SCIM_JSON = "application/scim+json"
 _REQUEST_TYPES = (_SCIM_JSON, "application/json")
 

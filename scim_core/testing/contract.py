@@ -27,11 +27,11 @@ import pytest
 from scim_core.backend import Backend
 from scim_core.messages import ScimRequest, ScimResponse
 from scim_core.service import ScimService
+from scim_core.urns import ENTERPRISE_URN, LIST_RESPONSE_URN, PATCH_OP_URN, USER_URN
 
 __all__ = ["BackendContract", "Client", "user_body"]
 
-PATCH_OP = "urn:ietf:params:scim:api:messages:2.0:PatchOp"
-USER_URN = "urn:ietf:params:scim:schemas:core:2.0:User"
+PATCH_OP = PATCH_OP_URN
 
 
 class Client:
@@ -192,7 +192,7 @@ class BackendContract:
         found = client.ok("GET", "/Users", query={"filter": f'userName eq "{name.upper()}"'})
         assert found["totalResults"] == 1
         assert found["Resources"][0]["id"] == created["id"]
-        assert found["schemas"] == ["urn:ietf:params:scim:api:messages:2.0:ListResponse"]
+        assert found["schemas"] == [LIST_RESPONSE_URN]
 
     def test_email_filters(self, client: Client) -> None:
         """``email eq`` and ``emails.value eq`` (any case of the name) find the user."""
@@ -360,7 +360,7 @@ class BackendContract:
         boss = client.ok("POST", "/Users", user_body())
         worker = client.ok("POST", "/Users", user_body())
         path = "/Users/" + worker["id"]
-        extension = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"
+        extension = ENTERPRISE_URN
         for value in (boss["id"], {"value": boss["id"]}):
             response = client.patch(path, {"op": "replace", "path": "manager", "value": value})
             assert dict(response.body or {})[extension]["manager"]["value"] == boss["id"]

@@ -588,6 +588,23 @@ def test_filters_too_long_or_too_deep_are_400(http, untouched):
         sane(http("GET", "/Users", query_string={"filter": text}), 400)
 
 
+def test_json_nested_too_deep_is_400_whatever_the_depth(http, untouched):
+    def nested(levels):
+        return '{"userName": ' + '{"a": ' * levels + "1" + "}" * levels + "}"
+
+    for levels in (32, 200, 100_000):  # past ours, and past the JSON parser's own guard
+        body = sane(
+            http("POST", "/Users", data=nested(levels), headers={"Content-Type": SCIM_JSON}),
+            400,
+        )
+        assert body["scimType"] == "invalidSyntax"
+        assert "nested deeper than 32 levels" in body["detail"]
+    shallow = sane(
+        http("POST", "/Users", data=nested(30), headers={"Content-Type": SCIM_JSON}), 400
+    )
+    assert "nested" not in shallow["detail"]  # refused for its content, not its depth
+
+
 # --------------------------------------------------------------------------- headers
 
 

@@ -14,7 +14,7 @@ import ssl
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from ldap3 import BASE, NONE, SYNC, Connection, Server, Tls
 from ldap3.core import results as ldap3_results
@@ -330,9 +330,3 @@ class ConnectionFactory:
     def settings(self) -> LdapSettings:
         """The settings this factory connects with."""
         return self._settings
-
-
-def result_code(error: Any) -> int | None:
-    """The LDAP result code of an ldap3 operation error, if it carries one."""
-    code = getattr(error, "result", None)
-    return code if isinstance(code, int) else None

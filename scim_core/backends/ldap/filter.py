@@ -28,7 +28,7 @@ from scim_core.filter.ast import (
     Value,
     ValueFilter,
 )
-from scim_core.filter.policy import GROUP_SCHEMA, USER_SCHEMA
+from scim_core.urns import GROUP_URN, USER_URN
 
 __all__ = ["FilterMapping", "filter_key", "to_ldap"]
 
@@ -78,7 +78,7 @@ class FilterMapping:
     value_transforms: Mapping[str, Callable[[str], str | bytes]] = field(default_factory=dict)
     equalities: Mapping[str, Callable[[str], str]] = field(default_factory=dict)
     booleans: Mapping[str, tuple[str, str]] = field(default_factory=dict)
-    schemas: frozenset[str] = frozenset({USER_SCHEMA, GROUP_SCHEMA})
+    schemas: frozenset[str] = frozenset({USER_URN, GROUP_URN})
     _attributes: Mapping[str, str] = field(init=False, repr=False, compare=False)
     _transforms: Mapping[str, Callable[[str], str | bytes]] = field(
         init=False, repr=False, compare=False

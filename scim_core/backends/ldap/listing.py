@@ -10,7 +10,7 @@ from ldap3.core.exceptions import LDAPOperationResult
 from scim_core.backend import Query
 from scim_core.backends.ldap.directory import Directory, Place
 from scim_core.backends.ldap.escape import filter_value
-from scim_core.backends.ldap.paging import Window
+from scim_core.backends.ldap.paging import SortedWindow
 from scim_core.backends.ldap.results import scim_error
 from scim_core.backends.ldap.values import first
 from scim_core.filter import Compare, Filter
@@ -77,7 +77,7 @@ class Listing(Directory):
         start: int,
         count: int,
         attributes: Sequence[str],
-    ) -> Window:
+    ) -> SortedWindow:
         """One sorted VLV window under ``base``, a refusal translated."""
         try:
             return self.pager.window(

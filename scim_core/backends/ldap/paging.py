@@ -30,7 +30,7 @@ from scim_core.backends.ldap import operations
 from scim_core.backends.ldap.connection import ConnectionFactory
 from scim_core.backends.ldap.controls import parse_vlv_response, sort_control, vlv_control
 
-__all__ = ["SortedPager", "Window"]
+__all__ = ["SortedPager", "SortedWindow"]
 
 log = logging.getLogger("scim.ldap")
 
@@ -47,7 +47,7 @@ Marker = tuple[str, ...]
 
 
 @dataclass(frozen=True)
-class Window:
+class SortedWindow:
     """Entries ``start`` .. ``start + count - 1`` of the sorted result, and its size."""
 
     total: int
@@ -142,7 +142,7 @@ class SortedPager:
         count: int,
         attributes: Sequence[str],
         scope: str = LEVEL,
-    ) -> Window:
+    ) -> SortedWindow:
         """The sorted window, its total from the VLV response, in one sorted search.
 
         :param scope: ``LEVEL`` (entries right under ``base``) or ``SUBTREE``.
@@ -172,7 +172,7 @@ class SortedPager:
                 self._connections.discard(_ROLE)
                 continue
             self._remember(state, key, marker, total, context, new_context)
-            return Window(total, entries)
+            return SortedWindow(total, entries)
         raise AssertionError("unreachable: the second attempt returns or raises")
 
     def _remember(
