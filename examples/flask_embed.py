@@ -11,9 +11,9 @@ request must pass both::
 The host's ``before_request`` runs before the SCIM blueprint's, so a refused caller never
 reaches SCIM. The extension's error bodies and request log apply under its prefix only: the
 host keeps its own error pages (registered here before the extension, so that it knows them)
-everywhere else. ``SCIM_*`` settings may also sit in the host's ``app.config``. It adds
-``/healthz``, ``/readyz`` and ``/metrics``, and must be created before any host
-``before_request`` that can answer early.
+everywhere else. ``SCIM_*`` settings may also sit in the host's ``app.config``. Its
+``/healthz``, ``/readyz`` and ``/metrics`` sit under its prefix too (the host has a ``/healthz``
+of its own). It must be created before any host ``before_request`` that can answer early.
 """
 
 from __future__ import annotations
@@ -79,6 +79,10 @@ def create_host_app(
     @app.get("/")
     def home() -> str:
         return "<h1>Host application</h1>"
+
+    @app.get("/healthz")
+    def healthz() -> Response:
+        return jsonify(host="up")
 
     @app.get("/api/projects")
     def projects() -> Response:

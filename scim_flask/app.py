@@ -102,11 +102,17 @@ class ScimExtension:
         backend: Backend | None = None,
         url_prefix: str = SCIM_PREFIX,
         own_app: bool = False,
+        ops_prefix: str | None = None,
     ) -> None:
         self._settings = settings
         self._backend = backend
         self.url_prefix = url_prefix
         self.own_app = own_app
+        #: Where ``/healthz``, ``/readyz`` and ``/metrics`` are served: at the root of the
+        #: service's own app, under ``url_prefix`` in a host app (whose root is its own).
+        self.ops_prefix = (
+            ops_prefix if ops_prefix is not None else ("" if own_app else url_prefix)
+        ).rstrip("/")
         if app is not None:
             self.init_app(app)
 
@@ -115,8 +121,9 @@ class ScimExtension:
 
         ``SCIM_*`` settings come from the app's config, else from the environment. In a host
         app (``own_app`` false) the error handlers and the request log answer only requests
-        under ``url_prefix`` (and the health and metrics endpoints): the host's other routes
-        keep their own error pages, handlers registered before this call included.
+        under ``url_prefix`` (and the health and metrics endpoints, under ``ops_prefix``): the
+        host's other routes keep their own error pages, handlers registered before this call
+        included.
         """
         environ = {
             **os.environ,
@@ -150,7 +157,8 @@ class ScimExtension:
         if app.config.get("MAX_CONTENT_LENGTH") is None:
             app.config["MAX_CONTENT_LENGTH"] = settings.service.max_body_bytes + 1
         app.register_blueprint(_blueprint(self.url_prefix), url_prefix=self.url_prefix)
-        _register_handlers(app, self.url_prefix, self.own_app)
+        app.register_blueprint(_ops_blueprint(), url_prefix=self.ops_prefix or None)
+        _register_handlers(app, self.url_prefix, self.ops_prefix, self.own_app)
 
 
 def _state() -> Mapping[str, Any]:
@@ -243,16 +251,15 @@ def _public_base() -> str:
     return request.host_url.rstrip("/") + request.script_root
 
 
-_OWN_PATHS = ("/healthz", "/readyz", "/metrics")
+def _register_handlers(app: Flask, url_prefix: str, ops_prefix: str, own_app: bool) -> None:
+    ops_paths = {ops_prefix + path for path in metrics.OPS_PATHS}
 
-
-def _register_handlers(app: Flask, url_prefix: str, own_app: bool) -> None:
     def ours() -> bool:
         """Whether this request is the service's (in a host app, only under its prefix)."""
         path = request.path
         return (
             own_app
-            or path in _OWN_PATHS
+            or path in ops_paths
             or path == url_prefix
             or path.startswith(url_prefix.rstrip("/") + "/")
         )
@@ -291,7 +298,9 @@ def _register_handlers(app: Flask, url_prefix: str, own_app: bool) -> None:
             start_timer()
         response.headers["X-Request-Id"] = g.scim_request_id
         elapsed = time.perf_counter() - g.scim_started
-        route = metrics.route_of(request.path, request.script_root + url_prefix)
+        route = metrics.route_of(
+            request.path, request.script_root + url_prefix, request.script_root + ops_prefix
+        )
         metrics.observe_request(
             route, request.method, response.status_code, g.get("scim_principal"), elapsed
         )
@@ -346,11 +355,16 @@ def _register_handlers(app: Flask, url_prefix: str, own_app: bool) -> None:
     for key, code, handler in handlers:
         app.register_error_handler(key, scoped(code, handler))
 
-    @app.get("/healthz")
+
+def _ops_blueprint() -> Blueprint:
+    """``/healthz`` (the process is up), ``/readyz`` (the directory answers) and ``/metrics``."""
+    blueprint = Blueprint("scim_ops", __name__)
+
+    @blueprint.get("/healthz")
     def healthz() -> Response:
         return Response('{"status":"ok"}', 200, content_type="application/json")
 
-    @app.get("/readyz")
+    @blueprint.get("/readyz")
     def readyz() -> Response:
         try:
             _state()["service"].check_ready()
@@ -360,13 +374,15 @@ def _register_handlers(app: Flask, url_prefix: str, own_app: bool) -> None:
         metrics.observe_readiness(True)
         return Response('{"status":"ready"}', 200, content_type="application/json")
 
-    @app.get("/metrics")
+    @blueprint.get("/metrics")
     def metrics_endpoint() -> Response:
         # Behind the same bearer tokens as /scim/v2: a scraper sends one (Prometheus's
         # `authorization` setting); the counts name callers, which is not for everyone.
         if _state()["settings"].identify(request.headers.get("Authorization")) is None:
             return _error(_failed_authentication())
         return Response(metrics.scrape(), 200, content_type=metrics.CONTENT_TYPE)
+
+    return blueprint
 
 
 def create_app(

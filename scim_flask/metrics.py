@@ -26,6 +26,7 @@ from prometheus_client import (
 
 __all__ = [
     "CONTENT_TYPE",
+    "OPS_PATHS",
     "observe_directory_operation",
     "observe_dropped_attribute",
     "observe_readiness",
@@ -80,9 +81,13 @@ DIRECTORY_READY = Gauge(
 _ENDPOINTS = frozenset({"users", "groups", "schemas", "resourcetypes", "serviceproviderconfig"})
 
 
-def route_of(path: str, prefix: str) -> str:
+#: The health and metrics endpoints, under the extension's ``ops_prefix``.
+OPS_PATHS = ("/healthz", "/readyz", "/metrics")
+
+
+def route_of(path: str, prefix: str, ops_prefix: str = "") -> str:
     """The route template of ``path``: ids become ``{id}``, anything unknown ``other``."""
-    if path in ("/healthz", "/readyz", "/metrics"):
+    if path.startswith(ops_prefix) and path[len(ops_prefix) :] in OPS_PATHS:
         return path
     if not path.startswith(prefix):
         return "other"

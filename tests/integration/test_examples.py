@@ -265,6 +265,15 @@ def test_flask_embed_leaves_the_host_its_error_pages_and_log(host, caplog):
     ]
 
 
+def test_flask_embed_serves_health_and_metrics_under_its_prefix(host):
+    assert scim(host, "GET", "/healthz", token=None).get_json() == {"status": "ok"}
+    assert scim(host, "GET", "/readyz", token=None).get_json() == {"status": "ready"}
+    assert scim(host, "GET", "/metrics", token=None).status_code == 401
+    scraped = scim(host, "GET", "/metrics").get_data(as_text=True)
+    assert 'route="/api/scim/readyz"' in scraped
+    assert host.get("/readyz").get_json() == {"error": "no such page here"}  # not at the root
+
+
 def test_flask_embed_reads_scim_settings_from_the_host_config(monkeypatch):
     for name in [n for n in os.environ if n.startswith("SCIM_")]:
         monkeypatch.delenv(name)
@@ -279,6 +288,7 @@ def test_flask_embed_reads_scim_settings_from_the_host_config(monkeypatch):
 
 def test_flask_embed_keeps_the_host_app_working(host):
     assert host.get("/").status_code == 200
+    assert host.get("/healthz").get_json() == {"host": "up"}  # the host's own, not SCIM's
     assert host.get("/api/projects").status_code == 401
     assert host.get("/api/projects", headers={"X-Api-Key": "clé"}).status_code == 401
     projects = host.get("/api/projects", headers={"X-Api-Key": "host-key"})
