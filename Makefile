@@ -24,8 +24,9 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
+# The whole service and the test tools (the core alone needs no extra: see README).
 venv: $(BIN)/python
-	@$(BIN)/pip install --quiet -e '.[test]' tox
+	@$(BIN)/pip install --quiet -e '.[server,test]' tox
 
 # DIRECTORY=openldap (default), 389ds or ad.
 DIRECTORY ?= openldap

@@ -10,15 +10,12 @@ comma-separated)::
     gunicorn 'plain_wsgi:create_application()' --chdir examples
 
 Every SCIM decision is the service's: this file only converts WSGI to :class:`ScimRequest`
-and :class:`ScimResponse` back, and checks the bearer token.
+and :class:`ScimResponse` back; the bearer token is checked by :class:`scim_core.TokenSet`.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import os
-import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from http import HTTPStatus
@@ -35,40 +32,32 @@ from scim_core import (
     ScimRequest,
     ScimService,
     ServiceConfig,
-    Unauthorized,
+    TokenSet,
     error_response,
     load_backend,
+    parse_tokens,
 )
 
 StartResponse = Callable[[str, list[tuple[str, str]]], Any]
 
 
 class ScimWsgiApp:
-    """A WSGI app serving ``service`` under ``prefix`` to holders of ``tokens`` (digest -> name)."""
+    """A WSGI app serving ``service`` under ``prefix`` to holders of ``tokens``."""
 
-    def __init__(self, service: ScimService, tokens: Mapping[str, str], prefix: str = "/scim/v2"):
+    def __init__(self, service: ScimService, tokens: TokenSet, prefix: str = "/scim/v2"):
         self.service = service
         self.prefix = prefix
-        self._tokens = [(bytes.fromhex(digest), name) for digest, name in tokens.items()]
-
-    def caller(self, authorization: str) -> str | None:
-        """The token's name for ``Authorization: Bearer <token>``; every digest is compared."""
-        scheme, _, token = authorization.partition(" ")
-        offered = hashlib.sha256(token.strip().encode()).digest()
-        found = [name for digest, name in self._tokens if hmac.compare_digest(offered, digest)]
-        return found[0] if scheme.lower() == "bearer" and token.strip() and found else None
+        self.tokens = tokens
 
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         """Answer one request (PEP 3333)."""
         # PEP 3333 hands the path over as latin-1; SCIM ids (group names) may be UTF-8.
         path = environ.get("PATH_INFO", "").encode("latin-1").decode("utf-8", "replace")
-        principal = self.caller(environ.get("HTTP_AUTHORIZATION", ""))
         length = int(environ.get("CONTENT_LENGTH") or 0)
         try:
             if path != self.prefix and not path.startswith(self.prefix + "/"):
                 raise NotFound(f"No endpoint at {path}.")
-            if principal is None:
-                raise Unauthorized()
+            principal = self.tokens.authenticate(environ.get("HTTP_AUTHORIZATION"))  # else 401
             if length > self.service.config.max_body_bytes:
                 raise PayloadTooLarge("The request body is over the limit.")
             response = self.service.handle(
@@ -95,22 +84,14 @@ class ScimWsgiApp:
         self.service.backend.close()
 
 
-def token_digests(text: str) -> dict[str, str]:
-    """Parse ``SCIM_TOKENS_SHA256`` (``name=digest`` or ``digest``, comma-separated)."""
-    tokens = {}
-    for number, entry in enumerate((e.strip() for e in text.split(",") if e.strip()), 1):
-        name, _, digest = entry.rpartition("=")
-        if not re.fullmatch(r"[0-9a-fA-F]{64}", digest):
-            raise ConfigError(f"SCIM_TOKENS_SHA256: entry {number} is not a SHA-256 hex digest")
-        tokens[digest.lower()] = name or f"token-{number}"
-    if not tokens:
-        raise ConfigError("SCIM_TOKENS_SHA256 is required: the accepted bearer token digests")
-    return tokens
-
-
 def create_application(environ: Mapping[str, str] = os.environ) -> ScimWsgiApp:
     """The app for a ``SCIM_*`` environment; :class:`ConfigError` names a bad setting."""
-    tokens = token_digests(environ.get("SCIM_TOKENS_SHA256", ""))
+    if not environ.get("SCIM_TOKENS_SHA256"):
+        raise ConfigError("SCIM_TOKENS_SHA256 is required: the accepted bearer token digests")
+    try:
+        tokens = parse_tokens(environ["SCIM_TOKENS_SHA256"])
+    except ValueError as error:
+        raise ConfigError(f"SCIM_TOKENS_SHA256: {error}") from None
     backend = load_backend(environ.get("SCIM_BACKEND", "memory"))(environ)
     return ScimWsgiApp(ScimService(backend, ServiceConfig.from_environ(environ)), tokens)
 

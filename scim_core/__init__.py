@@ -7,8 +7,9 @@ A request object in, a response object out::
     service = ScimService(load_backend("memory")({}))
     response = service.handle(ScimRequest("GET", "/ServiceProviderConfig"))
 
-This package never imports flask, werkzeug or ldap3; the LDAP backend is a plugin loaded by
-name through the ``scim_core.backends`` entry-point group.
+This package never imports flask, werkzeug or ldap3, and needs only lark and marshmallow
+(``pip install scim-ldap``); the LDAP backend is a plugin loaded by name through the
+``scim_core.backends`` entry-point group and needs the ``ldap`` extra (see the README).
 
 The names below (``__all__``) are the public API, kept stable under semantic versioning; a test
 compares their signatures with a checked-in snapshot. They fall into these groups:
@@ -22,6 +23,9 @@ compares their signatures with a checked-in snapshot. They fall into these group
   stores more attributes than the defaults says so with a :class:`SchemaSet` (built from
   :data:`DEFAULT_SCHEMAS`), which the service then advertises and understands;
 - errors: :class:`ScimError` and one subclass per RFC 7644 §3.12 error;
+- authentication for an adapter: :class:`TokenSet` (static bearer tokens kept as SHA-256
+  digests, compared in constant time; 401 :class:`Unauthorized` otherwise), made by
+  :func:`parse_tokens` from ``SCIM_TOKENS_SHA256``'s text;
 - observation: :func:`add_directory_observer` (a :data:`DirectoryObserver` sees each directory
   operation a backend reports with :func:`directory_operation`),
   :func:`add_dropped_attribute_observer` (a :data:`DroppedAttributeObserver` sees each attribute
@@ -36,6 +40,7 @@ The subpackage :mod:`scim_core.filter` (AST node types, :func:`~scim_core.filter
 public too; other modules are implementation details.
 """
 
+from scim_core.auth import TokenSet, parse_tokens
 from scim_core.backend import Backend, BackendFactory, Page, Query, Resource, load_backend
 from scim_core.config import SERVICE_SETTINGS, ConfigError, ServiceConfig, Setting, read_settings
 from scim_core.errors import (
@@ -122,6 +127,7 @@ __all__ = [
     "Secret",
     "ServiceConfig",
     "Setting",
+    "TokenSet",
     "TooMany",
     "TooManyRequests",
     "Unauthorized",
@@ -138,5 +144,6 @@ __all__ = [
     "load_backend",
     "normalize_username",
     "parse_filter",
+    "parse_tokens",
     "read_settings",
 ]

@@ -16,6 +16,9 @@ hammer the identity provider. A fetch waits at most :data:`FETCH_TIMEOUT`. When 
 down, the keys already fetched keep working; with none ever fetched, a request bearing a JWT is
 answered 503 (:class:`KeysUnavailable`): the service cannot check it, which is not the
 client's fault.
+
+PyJWT (``pip install 'scim-ldap[jwt]'``) is imported when present: this module, and so the
+adapters' settings, import without it, and :class:`JwtIssuer` says what to install when made.
 """
 
 from __future__ import annotations
@@ -28,12 +31,20 @@ import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import jwt
-from jwt import PyJWK, PyJWKSet
+from typing import TYPE_CHECKING, Any
 
 from scim_core.errors import ScimError
+
+try:
+    import jwt
+    from jwt import PyJWKSet
+except ImportError as error:  # the [jwt] extra is not installed
+    _PYJWT_MISSING: ImportError | None = error
+else:
+    _PYJWT_MISSING = None
+
+if TYPE_CHECKING:
+    from jwt import PyJWK
 
 __all__ = [
     "ASYMMETRIC_ALGORITHMS",
@@ -176,6 +187,10 @@ class JwtIssuer:
     leeway: float = 60.0
 
     def __post_init__(self) -> None:
+        if _PYJWT_MISSING is not None:
+            raise ImportError(
+                "JWT bearer tokens need PyJWT: pip install 'scim-ldap[jwt]'"
+            ) from _PYJWT_MISSING
         wrong = [a for a in self.algorithms if a not in ASYMMETRIC_ALGORITHMS]
         if wrong or not self.algorithms:
             raise ValueError("only asymmetric algorithms can be allowed: " + ", ".join(wrong))

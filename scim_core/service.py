@@ -493,9 +493,16 @@ class ScimService:
         return _listing_or_one(discovery.schemas(request.base_url, self.schemas), urn, "Schema")
 
     def _openapi(self, request: ScimRequest, _: str) -> ScimResponse:
-        """The OpenAPI 3 document of this API (apispec is imported on first use only)."""
+        """The OpenAPI 3 document of this API (apispec, the ``openapi`` extra, is imported on
+        first use only; without it the document is 501)."""
         from scim_core import __version__
-        from scim_core.schemas.openapi import openapi_document
+
+        try:
+            from scim_core.schemas.openapi import openapi_document
+        except ImportError:
+            raise NotImplementedByDesign(
+                "The OpenAPI document is not served here: apispec (scim-ldap[openapi]) is missing."
+            ) from None
 
         body = openapi_document(request.base_url, __version__, self.schemas)
         return ScimResponse(200, body, {"Content-Type": "application/json"})

@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
+from scim_core.auth import TokenSet, bearer_token, parse_tokens
 from scim_core.config import (
     SERVICE_SETTINGS,
     ConfigError,
@@ -23,7 +24,6 @@ from scim_core.oauth import (
     issuer_of,
     looks_like_jwt,
 )
-from scim_flask.auth import TokenSet, parse_tokens
 
 __all__ = ["HTTP_SETTINGS", "WORKER_SETTINGS", "AppSettings", "ConfigError"]
 
@@ -203,15 +203,18 @@ def _issuer(environ: Mapping[str, str], suffix: str = "") -> JwtIssuer | None:
     for needed in ("SCIM_JWT_JWKS", "SCIM_JWT_AUDIENCE"):
         if not values[needed]:
             raise ConfigError(f"{needed}{suffix} is required with {issuer_name}.")
-    return JwtIssuer(
-        issuer=values["SCIM_JWT_ISSUER"],
-        keys=JwksKeys(values["SCIM_JWT_JWKS"]),
-        audiences=values["SCIM_JWT_AUDIENCE"],
-        algorithms=values["SCIM_JWT_ALGORITHMS"],
-        principal_claims=values["SCIM_JWT_PRINCIPAL_CLAIMS"],
-        required_claims=values["SCIM_JWT_REQUIRED_CLAIMS"],
-        leeway=values["SCIM_JWT_LEEWAY"],
-    )
+    try:
+        return JwtIssuer(
+            issuer=values["SCIM_JWT_ISSUER"],
+            keys=JwksKeys(values["SCIM_JWT_JWKS"]),
+            audiences=values["SCIM_JWT_AUDIENCE"],
+            algorithms=values["SCIM_JWT_ALGORITHMS"],
+            principal_claims=values["SCIM_JWT_PRINCIPAL_CLAIMS"],
+            required_claims=values["SCIM_JWT_REQUIRED_CLAIMS"],
+            leeway=values["SCIM_JWT_LEEWAY"],
+        )
+    except ImportError as error:  # PyJWT, the [jwt] extra, is not installed
+        raise ConfigError(f"{issuer_name}: {error}") from None
 
 
 def _issuers(environ: Mapping[str, str]) -> tuple[JwtIssuer, ...]:
@@ -247,9 +250,8 @@ class AppSettings:
 
         :raises scim_core.oauth.KeysUnavailable: a JWT whose keys cannot be fetched yet.
         """
-        scheme, _, token = (authorization or "").partition(" ")
-        token = token.strip()
-        if self.jwt_issuers and scheme.lower() == "bearer" and looks_like_jwt(token):
+        token = bearer_token(authorization)
+        if self.jwt_issuers and token is not None and looks_like_jwt(token):
             issuer = issuer_of(self.jwt_issuers, token)
             return issuer.identify(token) if issuer is not None else None
         return self.tokens.identify(authorization) if self.tokens is not None else None

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import hashlib
 
+from scim_core.auth import parse_tokens
 from scim_core.backends.ldap import LdapSettings
 from scim_core.config import ServiceConfig
 from scim_flask import AppSettings, create_app
-from scim_flask.auth import parse_tokens
 
 INTEGRATION_TOKEN = "integration-token"
 

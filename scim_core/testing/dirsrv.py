@@ -33,8 +33,9 @@ What the server has (what the SCIM service expects of a production 389-DS):
   ``owner``, ``seeAlso`` and ``manager`` with update delay 0 (synchronous), attribute
   uniqueness of ``uid`` under ``ou=people`` and the entryUSN plugin (``entryusn`` changes with
   every write: the ETag source);
-* the SCIM auxiliary schema, translated at every start from ``examples/slapd/scim.schema``
-  into ``schema/60scim.ldif`` of the instance;
+* the SCIM auxiliary schema, translated at every start from
+  :data:`~scim_core.testing.slapd.SCIM_SCHEMA` (package data) into ``schema/60scim.ldif`` of
+  the instance;
 * the service account ``uid=scim,ou=services`` with unlimited size, look-through, paged-size
   and time limits and ACIs on ``ou=people`` and ``ou=groups`` allowing it everything there
   (server-side sort and VLV included) but reading the stored password hashes;
@@ -85,7 +86,7 @@ from scim_core.testing._common import (
     simple_bind,
     tail,
 )
-from scim_core.testing.slapd import find_free_port
+from scim_core.testing.slapd import SCIM_SCHEMA, find_free_port
 
 __all__ = [
     "ADMIN_PASSWORD",
@@ -215,7 +216,7 @@ def _system_defaults() -> configparser.RawConfigParser:
 def _examples_dir() -> Path:
     """Find ``examples/`` of the repository (source tree first, then the working folder)."""
     for candidate in (Path(__file__).resolve().parents[2] / "examples", Path.cwd() / "examples"):
-        if (candidate / "389ds").is_dir() and (candidate / "slapd" / "scim.schema").is_file():
+        if (candidate / "389ds" / "00-base.ldif").is_file():
             return candidate
     raise DirsrvError("examples/389ds not found; run from the repository root")
 
@@ -228,7 +229,7 @@ def scim_schema_ldif(schema_file: Path | str) -> str:
     whitespace collapsed), marked ``X-ORIGIN 'scim-ldap'``; the OIDs and definitions are the
     file's own.
 
-    :param schema_file: e.g. ``examples/slapd/scim.schema``.
+    :param schema_file: e.g. :data:`~scim_core.testing.slapd.SCIM_SCHEMA`.
     :returns: the text of a file for the instance's ``schema`` folder.
     :raises DirsrvError: when the file holds no definition or an unknown statement.
     """
@@ -1084,10 +1085,9 @@ class DirsrvInstance(Launcher):
             path.unlink()
 
     def _write_schema(self) -> None:
-        """(Re)write ``schema/60scim.ldif`` from ``examples/slapd/scim.schema``."""
-        source = _examples_dir() / "slapd" / "scim.schema"
+        """(Re)write ``schema/60scim.ldif`` from :data:`SCIM_SCHEMA`."""
         target = self.config_dir / "schema" / "60scim.ldif"
-        text = scim_schema_ldif(source)
+        text = scim_schema_ldif(SCIM_SCHEMA)
         if not target.is_file() or target.read_text(encoding="utf-8") != text:
             target.write_text(text, encoding="utf-8")
 

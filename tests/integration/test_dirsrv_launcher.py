@@ -29,6 +29,7 @@ from scim_core.testing.dirsrv import (
     DirsrvNotFoundError,
     scim_schema_ldif,
 )
+from scim_core.testing.slapd import SCIM_SCHEMA
 
 SUCCESS = 0
 OPERATIONS_ERROR = 1
@@ -41,7 +42,6 @@ SORT, VLV, PAGED = "1.2.840.113556.1.4.473", "2.16.840.1.113730.3.4.9", "1.2.840
 PASSWORD_MODIFY = "1.3.6.1.4.1.4203.1.11.1"  # RFC 3062
 INET_ORG_PERSON = ["top", "person", "organizationalPerson", "inetOrgPerson"]
 SERVICE_PW = "scim-dev-password"
-SCHEMA_FILE = Path(__file__).resolve().parents[2] / "examples" / "slapd" / "scim.schema"
 
 
 @pytest.fixture(scope="module")
@@ -200,8 +200,8 @@ def test_missing_389ds_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None
 
 
 def test_the_schema_is_translated_from_scim_schema() -> None:
-    text = scim_schema_ldif(SCHEMA_FILE)
-    oids = re.findall(r"\(\s*(2\.25\.[\d.]+)\s", SCHEMA_FILE.read_text())
+    text = scim_schema_ldif(SCIM_SCHEMA)
+    oids = re.findall(r"\(\s*(2\.25\.[\d.]+)\s", SCIM_SCHEMA.read_text())
     assert len(oids) == 12
     values = [
         line for line in text.splitlines() if re.match(r"(attributeTypes|objectClasses):", line)

@@ -24,10 +24,10 @@ import pytest
 from flask import Flask
 
 from scim_core import Backend, ConfigError, load_backend
+from scim_core.auth import parse_tokens
 from scim_core.backends.memory import MemoryBackend
 from scim_core.config import ServiceConfig
 from scim_flask import AppSettings, ScimExtension
-from scim_flask.auth import parse_tokens
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 TOKEN = "example-token"

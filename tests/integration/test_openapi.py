@@ -28,11 +28,11 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from scim_core.auth import parse_tokens
 from scim_core.backends.ldap import LdapBackend, LdapSettings
 from scim_core.config import ServiceConfig
 from scim_core.service import _ROUTES
 from scim_flask import AppSettings, create_app
-from scim_flask.auth import parse_tokens
 
 TOKEN = "fuzz-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}

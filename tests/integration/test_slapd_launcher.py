@@ -19,6 +19,7 @@ from ldap3 import BASE, MODIFY_ADD, MODIFY_DELETE, MODIFY_REPLACE, NONE, Connect
 
 from scim_core.testing import slapd as slapd_module
 from scim_core.testing.slapd import (
+    SCIM_SCHEMA,
     SlapdError,
     SlapdInstance,
     SlapdNotFoundError,
@@ -158,6 +159,21 @@ def test_missing_openldap_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(slapd_module, "_BINARY_DIRS", ())
     with pytest.raises(SlapdNotFoundError, match="apt-get install slapd ldap-utils"):
         SlapdInstance(seed=False).__enter__()
+
+
+def test_the_schema_is_package_data_and_the_only_copy(
+    slapd: SlapdInstance, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """slapd.conf includes scim_core.testing's scim.schema (an installed package has it too:
+    tests/release/check_dist.py); ``--schema`` prints its path for loading it elsewhere."""
+    assert SCIM_SCHEMA.parent == Path(slapd_module.__file__).parent
+    assert "NAME 'scimPerson'" in SCIM_SCHEMA.read_text(encoding="utf-8")
+    folders = ("scim_core", "scim_flask", "examples", "docs", "bench", "tests")
+    copies = [p for folder in folders for p in (REPO / folder).rglob("*.schema")]
+    assert copies == [REPO / "scim_core" / "testing" / "scim.schema"]
+    assert str(SCIM_SCHEMA) in slapd.config_file.read_text(encoding="utf-8")
+    assert slapd_module.main(["--schema"]) == 0
+    assert capsys.readouterr().out == f"{SCIM_SCHEMA}\n"
 
 
 def test_restart_and_kill_keep_port_and_data() -> None:

@@ -6,10 +6,10 @@ import hashlib
 
 import pytest
 
+from scim_core.auth import parse_tokens
 from scim_core.backends.memory import MemoryBackend
 from scim_core.config import ConfigError, ServiceConfig
 from scim_flask import AppSettings, create_app
-from scim_flask.auth import parse_tokens
 from scim_flask.ratelimit import TokenBuckets
 
 

@@ -58,7 +58,7 @@ _AD_GLOBAL_SECURITY_GROUP: Final = "-2147483646"  # 0x80000002: global scope, se
 
 @dataclass(frozen=True)
 class SchemaExtension:
-    """The service's optional auxiliary schema (``examples/slapd/scim.schema``) as a profile
+    """The service's optional auxiliary schema (``scim_core/testing/scim.schema``) as a profile
     offers it by default; each part can be overridden or turned off by a setting.
 
     :param object_class: the auxiliary class allowing the attributes below.
