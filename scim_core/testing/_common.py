@@ -8,13 +8,16 @@ manager, and the foreground runner behind each launcher's ``python -m``.
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import signal
 import socket
 import ssl
+import subprocess
 import sys
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType, TracebackType
@@ -257,6 +260,15 @@ class _Directory(Protocol):
     @property
     def ca_file(self) -> Path | None: ...
 
+    @property
+    def admin_dn(self) -> str: ...
+
+    @property
+    def admin_password(self) -> str: ...
+
+    @property
+    def log_file(self) -> Path: ...
+
 
 def service_settings(directory: _Directory) -> dict[str, str]:
     """The ``SCIM_LDAP_*`` environment pointing the service at a throwaway directory as its
@@ -277,15 +289,111 @@ def service_settings(directory: _Directory) -> dict[str, str]:
     return settings
 
 
+# Strong references: a running instance is never garbage-collected with its server left behind.
+_running: set[Launcher] = set()
+
+
+@atexit.register
+def _stop_leftovers() -> None:
+    """Stop every instance still running when the interpreter exits."""
+    for instance in list(_running):
+        instance.stop_at_exit()
+
+
 class Launcher:
-    """A context manager for a launcher: entering starts it, leaving closes it (also when
-    the start fails half-way)."""
+    """A throwaway directory server run as a child process. As a context manager entering
+    starts it and leaving closes it (also when the start fails half-way)."""
+
+    _proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> Self:  # overridden by each launcher
         raise NotImplementedError
 
     def close(self) -> None:  # overridden by each launcher
         raise NotImplementedError
+
+    @property
+    def pid(self) -> int | None:
+        """The process id of the running server, or None when stopped."""
+        return self._proc.pid if self.running and self._proc is not None else None
+
+    @property
+    def running(self) -> bool:
+        """Whether the server started by this instance is still alive."""
+        return self._proc is not None and self._proc.poll() is None
+
+    def service_settings(self: _Directory) -> dict[str, str]:
+        """The ``SCIM_LDAP_*`` environment that points the service at this directory as its
+        own account (what ``make run``, the benchmarks and the subprocess tests start with)."""
+        return service_settings(self)
+
+    def environment(self: _Directory) -> dict[str, str]:
+        """The ``LDAP_*`` settings printed by the launcher's command and ``make run``."""
+        settings = {
+            "LDAP_URL": self.url,
+            "LDAP_USERS_BASE": self.users_base,
+            "LDAP_GROUPS_BASE": self.groups_base,
+            "LDAP_ADMIN_DN": self.admin_dn,
+            "LDAP_ADMIN_PASSWORD": self.admin_password,
+            "LDAP_SERVICE_DN": self.service_dn,
+            "LDAP_SERVICE_PASSWORD": self.service_password,
+        }
+        if self.placeholder_dn:
+            settings["LDAP_PLACEHOLDER_DN"] = self.placeholder_dn
+        ldaps_url = getattr(self, "ldaps_url", None)  # a second, TLS listener
+        if ldaps_url:
+            settings["LDAP_LDAPS_URL"] = str(ldaps_url)
+        if self.ca_file is not None:
+            settings["LDAP_CA_FILE"] = str(self.ca_file)
+        return settings
+
+    def __repr__(self) -> str:
+        state = f"pid={self.pid}" if self.running else "stopped"
+        where = getattr(self, "url", "?")
+        return f"<{type(self).__name__} {where} {state} {getattr(self, '_directory', '')}>"
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop the server with SIGTERM to its PID (SIGKILL after ``timeout`` seconds); keep
+        the data."""
+        if self._proc is None:
+            return
+        self._terminate(self._proc, timeout)
+        self._forget()
+
+    @staticmethod
+    def _terminate(proc: subprocess.Popen[bytes], timeout: float) -> None:
+        """SIGTERM to ``proc``, SIGKILL if it is still alive after ``timeout`` seconds."""
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+    def stop_at_exit(self) -> None:
+        """What the interpreter's exit does to an instance still running."""
+        self.stop()
+
+    def _spawn(
+        self, command: Sequence[str], log_file: Path, where: str, **popen: Any
+    ) -> subprocess.Popen[bytes]:
+        """Start ``command`` in a session of its own (a terminal's Ctrl-C reaches us, not the
+        server), its output appended to ``log_file`` after a line marking the start."""
+        with log_file.open("ab") as log:
+            log.write(f"--- {time.strftime('%Y-%m-%dT%H:%M:%S')} start on {where}\n".encode())
+            log.flush()
+            popen.setdefault("stdin", subprocess.DEVNULL)
+            proc = subprocess.Popen(
+                command, stdout=log, stderr=log, start_new_session=True, **popen
+            )
+        self._proc = proc
+        _running.add(self)
+        return proc
+
+    def _forget(self) -> None:
+        self._proc = None
+        _running.discard(self)
 
     def __enter__(self) -> Self:
         try:
@@ -301,6 +409,29 @@ class Launcher:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def bind_checked(
+    host: str,
+    port: int,
+    name: str,
+    password: str,
+    ca_file: Path | str | None,
+    error: type[Exception],
+    url: str,
+) -> bool:
+    """Whether a simple bind over TLS as ``name`` with ``password`` succeeds: False when the
+    server refuses it (any resultCode but success), and for an empty password (that would be
+    an unauthenticated bind, which LDAP servers accept).
+
+    :raises error: when the server cannot be reached.
+    """
+    if not password:
+        return False
+    try:
+        return simple_bind(host, port, name, password, ca_file=ca_file) == 0
+    except (OSError, ValueError) as failure:
+        raise error(f"cannot bind on {url}: {failure}") from failure
 
 
 def serve_in_foreground(instance: _Instance, error: type[Exception], what: str) -> int:

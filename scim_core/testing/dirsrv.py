@@ -58,7 +58,6 @@ prints ``LDAP_*=value`` lines and stops on SIGINT/SIGTERM.
 from __future__ import annotations
 
 import argparse
-import atexit
 import base64
 import configparser
 import contextlib
@@ -80,10 +79,9 @@ from types import MappingProxyType
 from scim_core.testing._common import (
     Launcher,
     answers,
+    bind_checked,
     find_binary,
     serve_in_foreground,
-    service_settings,
-    simple_bind,
     tail,
 )
 from scim_core.testing.slapd import SCIM_SCHEMA, find_free_port
@@ -181,9 +179,6 @@ _UNIX_PATH_MAX = 107
 #: are nsPerson/nsAccount/nsOrgPerson/posixAccount, which allow neither givenName nor sn.
 _DSIDM_USER = ("carol", "Carol Danvers", "Carol Danvers", "carol@example.org")
 _DSIDM_UID_NUMBER = "10003"
-
-# Strong references: a running instance is never garbage-collected with its ns-slapd left behind.
-_running: set[DirsrvInstance] = set()
 
 
 class DirsrvError(RuntimeError):
@@ -346,13 +341,6 @@ def _config_value(entries: Sequence[_Entry], dn: str, attribute: str) -> str | N
     return None
 
 
-@atexit.register
-def _stop_leftovers() -> None:
-    """Stop every instance still running when the interpreter exits."""
-    for instance in list(_running):
-        instance.stop()
-
-
 class DirsrvInstance(Launcher):
     """One throwaway 389 Directory Server instance (``ns-slapd``) living in a folder.
 
@@ -493,34 +481,6 @@ class DirsrvInstance(Launcher):
         """The private CA certificate (PEM) that verifies :attr:`url` for ``localhost``."""
         return self._directory / "tls" / "ca.crt"
 
-    @property
-    def pid(self) -> int | None:
-        """The process id of the running ns-slapd, or None when stopped."""
-        return self._proc.pid if self.running and self._proc is not None else None
-
-    @property
-    def running(self) -> bool:
-        """Whether the ns-slapd started by this instance is still alive."""
-        return self._proc is not None and self._proc.poll() is None
-
-    def service_settings(self) -> dict[str, str]:
-        """The ``SCIM_LDAP_*`` environment that points the service at this directory as its
-        own account (what ``make run``, the benchmarks and the subprocess tests start with)."""
-        return service_settings(self)
-
-    def environment(self) -> dict[str, str]:
-        """Return the ``LDAP_*`` settings printed by :func:`main` and ``make run``."""
-        return {
-            "LDAP_URL": self.url,
-            "LDAP_USERS_BASE": self.users_base,
-            "LDAP_GROUPS_BASE": self.groups_base,
-            "LDAP_ADMIN_DN": self.admin_dn,
-            "LDAP_ADMIN_PASSWORD": self.admin_password,
-            "LDAP_SERVICE_DN": self.service_dn,
-            "LDAP_SERVICE_PASSWORD": self.service_password,
-            "LDAP_CA_FILE": str(self.ca_file),
-        }
-
     def tool_environment(self) -> dict[str, str]:
         """The environment in which ``dsidm``, ``dsconf`` and ``dsctl`` find this instance by
         :attr:`name` (``PREFIX`` is the folder)."""
@@ -529,21 +489,14 @@ class DirsrvInstance(Launcher):
         return env
 
     def can_bind(self, dn: str, password: str) -> bool:
-        """Whether a simple bind over LDAPS as ``dn`` with ``password`` succeeds.
+        """Whether a simple bind over LDAPS as ``dn`` with ``password`` succeeds (False for a
+        wrong password, 49, or an entry with ``nsAccountLock: TRUE``, 53).
 
-        :param dn: the entry to bind as.
-        :param password: its password; an empty one never binds (it would be an
-            unauthenticated bind, which LDAP servers accept).
-        :returns: True on success, False when the server refuses the bind (49 for a wrong
-            password, 53 for an entry with ``nsAccountLock: TRUE``).
         :raises DirsrvError: when the server cannot be reached.
         """
-        if not password:
-            return False
-        try:
-            return simple_bind(_TLS_HOST, self.tls_port, dn, password, ca_file=self.ca_file) == 0
-        except (OSError, ValueError) as error:
-            raise DirsrvError(f"cannot bind on {self.url}: {error}") from error
+        return bind_checked(
+            _TLS_HOST, self.tls_port, dn, password, self.ca_file, DirsrvError, self.url
+        )
 
     # -- life cycle -------------------------------------------------------------------------
 
@@ -599,22 +552,8 @@ class DirsrvInstance(Launcher):
 
     def stop(self, timeout: float = _STOP_TIMEOUT) -> None:
         """Stop ns-slapd with SIGTERM to its PID (SIGKILL after ``timeout`` seconds); keep the
-        data. A clean stop takes one to four seconds (the bdb threads finish their cycle).
-
-        :param timeout: seconds to wait for a clean shutdown.
-        """
-        proc = self._proc
-        if proc is None:
-            return
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        self._proc = None
-        _running.discard(self)
+        data. A clean stop takes one to four seconds (the bdb threads finish their cycle)."""
+        super().stop(timeout)
 
     def close(self) -> None:
         """Stop ns-slapd and remove the instance (``dsctl NAME remove --do-it``) and its files:
@@ -1120,23 +1059,15 @@ class DirsrvInstance(Launcher):
         began = time.monotonic()
         pid_file = self._pid_file()
         pid_file.unlink(missing_ok=True)
-        with self.log_file.open("ab") as log:
-            log.write(f"--- {time.strftime('%Y-%m-%dT%H:%M:%S')} start on {self.url}\n".encode())
-            log.flush()
-            proc = subprocess.Popen(
-                [ns_slapd, "-D", str(self.config_dir), "-i", str(pid_file), "-d", _ERRORLOG_LEVEL],
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=log,
-                start_new_session=True,  # a terminal's Ctrl-C reaches us, not ns-slapd
-            )
-        self._proc = proc
-        _running.add(self)
+        proc = self._spawn(
+            [ns_slapd, "-D", str(self.config_dir), "-i", str(pid_file), "-d", _ERRORLOG_LEVEL],
+            self.log_file,
+            self.url,
+        )
         deadline = time.monotonic() + _START_TIMEOUT
         while True:
             if proc.poll() is not None:
-                self._proc = None
-                _running.discard(self)
+                self._forget()
                 raise DirsrvError(
                     f"ns-slapd exited with status {proc.returncode} on {self.url}; "
                     f"log {self.log_file}:\n{tail(self.log_file)}"

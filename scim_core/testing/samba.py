@@ -42,7 +42,6 @@ ports are below 1024) and the Debian packages ``samba``, ``samba-ad-dc`` and
 from __future__ import annotations
 
 import argparse
-import atexit
 import contextlib
 import errno
 import ipaddress
@@ -62,10 +61,9 @@ from types import MappingProxyType
 from scim_core.testing._common import (
     Launcher,
     answers,
+    bind_checked,
     find_binary,
     serve_in_foreground,
-    service_settings,
-    simple_bind,
     tail,
 )
 from scim_core.testing.slapd import make_tls_files
@@ -115,9 +113,6 @@ _PROVISION_DIRS = ("etc", "private", "state", "cache", "bind-dns", "run", "log",
 #: write property, delete tree, list object, all extended rights (Reset Password among them),
 #: delete, read permissions. CI: this object and every descendant.
 _SERVICE_RIGHTS = "CCDCLCSWRPWPDTLOCRSDRC"
-
-# Strong references: a running instance is never garbage-collected with its samba left behind.
-_running: set[SambaDcInstance] = set()
 
 
 class SambaError(RuntimeError):
@@ -184,14 +179,6 @@ def _signal_group(pgid: int, sig: signal.Signals) -> None:
     for pid in _process_group_members(pgid):
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, sig)
-
-
-@atexit.register
-def _stop_leftovers() -> None:
-    """Stop every instance still running when the interpreter exits."""
-    for instance in list(_running):
-        instance.stop()
-        instance._release_address()
 
 
 class SambaDcInstance(Launcher):
@@ -288,56 +275,18 @@ class SambaDcInstance(Launcher):
         """samba's standard output and error, appended across starts."""
         return self._directory / "log" / "samba.log"
 
-    @property
-    def pid(self) -> int | None:
-        """The process id of the running ``samba`` root process, or None when stopped."""
-        return self._proc.pid if self.running and self._proc is not None else None
-
-    @property
-    def running(self) -> bool:
-        """Whether the samba started by this instance is still alive."""
-        return self._proc is not None and self._proc.poll() is None
-
-    def service_settings(self) -> dict[str, str]:
-        """The ``SCIM_LDAP_*`` environment that points the service at this DC as its own
-        account (what ``make run``, the benchmarks and the subprocess tests start with)."""
-        return service_settings(self)
-
-    def environment(self) -> dict[str, str]:
-        """Return the ``LDAP_*`` settings printed by :func:`main` and ``make run``."""
-        return {
-            "LDAP_URL": self.url,
-            "LDAP_USERS_BASE": self.users_base,
-            "LDAP_GROUPS_BASE": self.groups_base,
-            "LDAP_ADMIN_DN": self.admin_dn,
-            "LDAP_ADMIN_PASSWORD": self.admin_password,
-            "LDAP_SERVICE_DN": self.service_dn,
-            "LDAP_SERVICE_PASSWORD": self.service_password,
-            "LDAP_CA_FILE": str(self.ca_file),
-        }
-
     def can_bind(self, name: str, password: str) -> bool:
-        """Whether a simple bind over LDAPS as ``name`` with ``password`` succeeds.
+        """Whether a simple bind over LDAPS as ``name`` (a DN, a ``userPrincipalName`` such as
+        ``alice@example.org``, or ``EXAMPLE\\alice``) with ``password`` succeeds (False for a
+        wrong password or a disabled account, 49).
 
-        :param name: a DN, a ``userPrincipalName`` (``alice@example.org``) or ``EXAMPLE\\alice``.
-        :param password: the password; an empty one never binds (it would be an
-            unauthenticated bind, which LDAP servers accept).
-        :returns: True when the bind succeeds, False when the server refuses it (any
-            resultCode but success: 49 for a wrong password or a disabled account).
         :raises SambaError: when the DC cannot be reached.
         """
-        if not password:
-            return False
-        try:
-            return simple_bind(self._host, _LDAPS_PORT, name, password, ca_file=self.ca_file) == 0
-        except (OSError, ValueError) as error:
-            raise SambaError(f"cannot bind on {self.url}: {error}") from error
+        return bind_checked(
+            self._host, _LDAPS_PORT, name, password, self.ca_file, SambaError, self.url
+        )
 
     # -- life cycle -------------------------------------------------------------------------
-
-    def __repr__(self) -> str:
-        state = f"pid={self.pid}" if self.running else "stopped"
-        return f"<SambaDcInstance {self.url} {state} {self._directory}>"
 
     def start(self) -> SambaDcInstance:
         """Provision the domain (first time), seed it (once), start samba, wait for LDAPS.
@@ -392,13 +341,7 @@ class SambaDcInstance(Launcher):
         if proc is None:
             return
         pgid = proc.pid  # samba leads its own process group (started in a new session)
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        self._terminate(proc, timeout)
         if proc.stdin is not None:
             proc.stdin.close()
         deadline = time.monotonic() + timeout
@@ -410,8 +353,12 @@ class SambaDcInstance(Launcher):
                 sig, deadline = signal.SIGKILL, time.monotonic() + 5
             _signal_group(pgid, sig)
             time.sleep(0.05)
-        self._proc = None
-        _running.discard(self)
+        self._forget()
+
+    def stop_at_exit(self) -> None:
+        """Stop samba and remove an address :meth:`start` added."""
+        self.stop()
+        self._release_address()
 
     def close(self) -> None:
         """Stop samba, remove an address :meth:`start` added, and remove the folder when this
@@ -653,20 +600,14 @@ class SambaDcInstance(Launcher):
     def _launch(self, samba: str) -> None:
         """Start ``samba -i`` and wait until LDAPS answers an anonymous bind."""
         self.log_file.parent.mkdir(parents=True, exist_ok=True)
-        with self.log_file.open("ab") as log:
-            log.write(f"--- {time.strftime('%Y-%m-%dT%H:%M:%S')} start on {self.url}\n".encode())
-            log.flush()
-            proc = subprocess.Popen(
-                [samba, "-i", "-s", str(self.config_file)],
-                # samba -i exits when its standard input reaches end of file: a pipe only this
-                # process holds stops samba even when this process dies without cleaning up.
-                stdin=subprocess.PIPE,
-                stdout=log,
-                stderr=log,
-                start_new_session=True,  # its own process group; a terminal's Ctrl-C reaches us
-            )
-        self._proc = proc
-        _running.add(self)
+        proc = self._spawn(
+            [samba, "-i", "-s", str(self.config_file)],
+            self.log_file,
+            self.url,
+            # samba -i exits when its standard input reaches end of file: a pipe only this
+            # process holds stops samba even when this process dies without cleaning up.
+            stdin=subprocess.PIPE,
+        )
         deadline = time.monotonic() + _START_TIMEOUT
         while True:
             if proc.poll() is not None:

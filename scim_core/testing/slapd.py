@@ -36,7 +36,6 @@ it prints ``LDAP_*=value`` lines and stops on SIGINT/SIGTERM.
 from __future__ import annotations
 
 import argparse
-import atexit
 import base64
 import hashlib
 import os
@@ -57,7 +56,6 @@ from scim_core.testing._common import (
     answers,
     find_binary,
     serve_in_foreground,
-    service_settings,
     tail,
 )
 
@@ -121,7 +119,6 @@ _STOP_TIMEOUT = 10.0
 _SEEDED_MARKER = ".seeded"
 
 # Strong references: a running instance is never garbage-collected with its slapd left behind.
-_running: set[SlapdInstance] = set()
 
 
 class SlapdError(RuntimeError):
@@ -290,13 +287,6 @@ def _examples_dir() -> Path:
         "examples/slapd/00-base.ldif not found: run from the repository root, or pass "
         "examples_dir=, seed_files= or seed=False"
     )
-
-
-@atexit.register
-def _stop_leftovers() -> None:
-    """Stop every instance still running when the interpreter exits."""
-    for instance in list(_running):
-        instance.stop()
 
 
 class SlapdInstance(Launcher):
@@ -501,49 +491,12 @@ class SlapdInstance(Launcher):
         """The default password policy entry (``ppolicy_default``)."""
         return f"cn=default,ou=policies,{self._base_dn}"
 
-    @property
-    def pid(self) -> int | None:
-        """The process id of the running slapd, or None when stopped."""
-        return self._proc.pid if self.running and self._proc is not None else None
-
-    @property
-    def running(self) -> bool:
-        """Whether the slapd started by this instance is still alive."""
-        return self._proc is not None and self._proc.poll() is None
-
-    def service_settings(self) -> dict[str, str]:
-        """The ``SCIM_LDAP_*`` environment that points the service at this directory as its
-        own account (what ``make run``, the benchmarks and the subprocess tests start with)."""
-        return service_settings(self)
-
-    def environment(self) -> dict[str, str]:
-        """Return the ``LDAP_*`` settings printed by :func:`main`, in print order."""
-        return {
-            "LDAP_URL": self.url,
-            "LDAP_USERS_BASE": self.users_base,
-            "LDAP_GROUPS_BASE": self.groups_base,
-            "LDAP_ADMIN_DN": self.admin_dn,
-            "LDAP_ADMIN_PASSWORD": self.admin_password,
-            "LDAP_SERVICE_DN": self.service_dn,
-            "LDAP_SERVICE_PASSWORD": self.service_password,
-            "LDAP_PLACEHOLDER_DN": self.placeholder_dn,
-            **(
-                {"LDAP_LDAPS_URL": str(self.ldaps_url), "LDAP_CA_FILE": str(self.ca_file)}
-                if self._tls
-                else {}
-            ),
-        }
-
     def can_bind(self, dn: str, password: str) -> bool:
         """Whether a simple bind as ``dn`` with ``password`` succeeds (``ldapwhoami``)."""
         command = [_find_binary("ldapwhoami"), "-x", "-H", self.url, "-D", dn, "-w", password]
         return subprocess.run(command, capture_output=True, timeout=10, check=False).returncode == 0
 
     # -- life cycle -------------------------------------------------------------------------
-
-    def __repr__(self) -> str:
-        state = f"pid={self.pid}" if self.running else "stopped"
-        return f"<SlapdInstance {self.url} {state} {self._directory}>"
 
     def start(self) -> SlapdInstance:
         """Write the configuration, start slapd, wait until it answers, seed it once.
@@ -584,24 +537,6 @@ class SlapdInstance(Launcher):
             marker.touch()
         return self
 
-    def stop(self, timeout: float = _STOP_TIMEOUT) -> None:
-        """Stop slapd with SIGTERM (SIGKILL after ``timeout`` seconds); keep the data.
-
-        :param timeout: seconds to wait for a clean shutdown.
-        """
-        proc = self._proc
-        if proc is None:
-            return
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        self._proc = None
-        _running.discard(self)
-
     def kill(self) -> None:
         """Kill slapd with SIGKILL (fault tests); :meth:`start` recovers the same data."""
         proc = self._proc
@@ -610,8 +545,7 @@ class SlapdInstance(Launcher):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-        self._proc = None
-        _running.discard(self)
+        self._forget()
 
     def restart(self) -> SlapdInstance:
         """Stop, then start again on the same port with the same data.
@@ -673,24 +607,14 @@ class SlapdInstance(Launcher):
 
     def _launch(self, slapd: str) -> None:
         """Start the slapd process and wait until it answers an anonymous bind."""
-        with self._log.open("ab") as log:
-            log.write(f"--- {time.strftime('%Y-%m-%dT%H:%M:%S')} start on {self.url}\n".encode())
-            log.flush()
-            listeners = f"{self.url}/" + (f" {self.ldaps_url}/" if self.ldaps_url else "")
-            proc = subprocess.Popen(
-                [slapd, "-d", "none", "-h", listeners, "-f", str(self.config_file)],
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=log,
-                start_new_session=True,  # a terminal's Ctrl-C reaches us, not slapd
-            )
-        self._proc = proc
-        _running.add(self)
+        listeners = f"{self.url}/" + (f" {self.ldaps_url}/" if self.ldaps_url else "")
+        proc = self._spawn(
+            [slapd, "-d", "none", "-h", listeners, "-f", str(self.config_file)], self._log, self.url
+        )
         deadline = time.monotonic() + _START_TIMEOUT
         while True:
             if proc.poll() is not None:
-                self._proc = None
-                _running.discard(self)
+                self._forget()
                 raise SlapdError(
                     f"slapd exited with status {proc.returncode} on {self.url}; "
                     f"log {self._log}:\n{tail(self._log)}"
