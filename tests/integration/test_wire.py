@@ -452,6 +452,9 @@ def test_a_silent_server_times_out_as_unavailable() -> None:
 # ---------------------------------------------------------------- post-read
 
 
+ENTERPRISE = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"
+
+
 @pytest.fixture
 def counted(ldap_backend: LdapBackend, monkeypatch) -> list[str]:
     """The filters of every search the backend makes from now on."""
@@ -492,6 +495,29 @@ def test_a_create_and_a_change_need_no_search_after_the_write(
     # Exactly what a read gives: the new version included.
     assert updated == ldap_backend.get_user(created["id"])
     ldap_backend.delete_user(created["id"])
+
+
+def test_the_users_a_write_names_need_no_search_after_it(
+    ldap_backend: LdapBackend, counted: list[str]
+) -> None:
+    boss, other = new_user(ldap_backend), new_user(ldap_backend)
+    manager = {ENTERPRISE: {"manager": {"value": boss["id"]}}}
+    counted.clear()
+    created = new_user(ldap_backend, **manager)
+    assert len(counted) == 1  # the manager's id -> DN, before the add; nothing after it
+    assert created == ldap_backend.get_user(created["id"])
+    counted.clear()
+    retitled = ldap_backend.update_user(created["id"], created, {**created, "title": "T"}, None)
+    assert counted == []  # the manager stays: the asserted version vouches for it
+    assert retitled == ldap_backend.get_user(created["id"])
+    counted.clear()
+    moved = {**retitled, ENTERPRISE: {"manager": {"value": other["id"]}}}
+    updated = ldap_backend.update_user(created["id"], retitled, moved, None)
+    assert len(counted) == 1  # the new manager's id -> DN; none to name it after the write
+    assert updated[ENTERPRISE]["manager"]["value"] == other["id"]
+    assert updated == ldap_backend.get_user(created["id"])
+    for user in (created, boss, other):
+        ldap_backend.delete_user(user["id"])
 
 
 def test_the_version_written_is_the_one_the_next_change_must_assert(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -301,11 +301,15 @@ class Directory:
         return [found[i] for i in dict.fromkeys(ids)]
 
     def _named_user_ids(
-        self, entries: Sequence[dict[str, Any]], holders: Sequence[str] | None = None
+        self,
+        entries: Sequence[dict[str, Any]],
+        holders: Sequence[str] | None = None,
+        *,
+        known: Mapping[str, str] | None = None,
     ) -> dict[str, str]:
         """DN (lower case) -> user id, for every user ``entries`` name in ``holders`` (by
-        default a user's manager and mapped references), in one search: by the profile's
-        own-DN attribute, else by the userName in the RDN."""
+        default a user's manager and mapped references) but those ``known`` already, in one
+        search: by the profile's own-DN attribute, else by the userName in the RDN."""
         if holders is None:
             holders = ["manager", *(m.ldap for m in self.users.references)]
         if not holders:
@@ -314,7 +318,7 @@ class Directory:
             str(dn).lower()
             for e in entries
             for holder in holders
-            if (dn := first(e["attributes"], holder))
+            if (dn := first(e["attributes"], holder)) and str(dn).lower() not in (known or ())
         }
         if not managers:
             return {}

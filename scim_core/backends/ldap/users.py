@@ -100,8 +100,12 @@ class Users(Listing, Memberships, UserWrites):
                 names.append(self.settings.no_primary_email_attribute)
         return list(dict.fromkeys(names))
 
-    def _to_users(self, entries: Sequence[dict[str, Any]]) -> list[Resource]:
-        ids = self._named_user_ids(entries)
+    def _to_users(
+        self, entries: Sequence[dict[str, Any]], known: Mapping[str, str] | None = None
+    ) -> list[Resource]:
+        """The users of ``entries``, the users they name resolved in one search (DNs in
+        ``known``, lower case -> id, need none)."""
+        ids = {**(known or {}), **self._named_user_ids(entries, known=known)}
         resources = []
         for entry in entries:
             manager = first(entry["attributes"], "manager")
@@ -161,15 +165,50 @@ class Users(Listing, Memberships, UserWrites):
             return None
         return self._existing_dns([manager_id], "manager id")[0]
 
-    def _read_user_by_dn(self, dn: str, written: Mapping[str, Any] | None = None) -> Resource:
+    def _read_user_by_dn(
+        self,
+        dn: str,
+        written: Mapping[str, Any] | None = None,
+        vouched: Mapping[str, str] | None = None,
+    ) -> Resource:
         """The user at ``dn`` as the write left it: from the write's post-read control when
-        it brought the entry (``written``), else read afresh."""
+        it brought the entry (``written``), else read afresh.
+
+        :param vouched: attribute -> the id of the user the written entry names there, known
+            without a search (see :meth:`_vouched`); used only with ``written``.
+        """
         if written is not None:
-            return self._to_users([{"dn": dn, "attributes": written}])[0]
+            known = {
+                str(value).lower(): user_id
+                for holder, user_id in (vouched or {}).items()
+                if (value := first(written, holder))
+            }
+            return self._to_users([{"dn": dn, "attributes": written}], known)[0]
         entries, _ = self._search(dn, "(objectClass=*)", self.users.read_attributes, scope=BASE)
         if not entries:
             raise DirectoryUnavailable("The directory did not return the written user; retry.")
         return self._to_users(entries)[0]
+
+    def _vouched(
+        self, current: Resource | None, desired: Resource, *, guarded: bool
+    ) -> dict[str, str]:
+        """Attribute -> the id of the user a written entry names there (manager, references),
+        where the write tells it: a value this write set names ``desired``'s user; one it
+        left as read names ``current``'s only when the write asserted the version read (no
+        change came in between). The rest is looked up after the write."""
+        pairs = {
+            "manager": (
+                self.users.manager_id(current) if current is not None else None,
+                self.users.manager_id(desired),
+            )
+        }
+        before = self.users.reference_ids(current) if current is not None else {}
+        for holder, named in self.users.reference_ids(desired).items():
+            pairs[holder] = (before.get(holder), named)
+        trusted = guarded and self._capabilities().assertion
+        return {
+            holder: now for holder, (was, now) in pairs.items() if now and (was != now or trusted)
+        }
 
     def _dn_of(self, current: Resource) -> str:
         """The DN of a user read before: derived from its userName where that tells the RDN
@@ -237,6 +276,8 @@ class Users(Listing, Memberships, UserWrites):
                     new_rdn = None
         modrdn = new_rdn is not None
         written = None
+        # The modify after an RFC 3062 password asserts nothing (the password moved the version).
+        guarded = password is None or self.profile.password_attribute is not None
         if password is not None and self.profile.password_attribute is not None:
             written = self._modify_user(
                 dn, changes, self._version_guard(current), password=password
@@ -250,7 +291,7 @@ class Users(Listing, Memberships, UserWrites):
             with after_a_write() if wrote else nullcontext():
                 dn = self._rename(dn, str(new_rdn))
             written = None  # a new DN (and version): read it
-        return self._read_user_by_dn(dn, written)
+        return self._read_user_by_dn(dn, written, self._vouched(current, desired, guarded=guarded))
 
     def _name_taken(self, name: str, own_dn: str | None = None) -> bool:
         """Whether another user than the one at ``own_dn`` has ``name`` (case aside) or
