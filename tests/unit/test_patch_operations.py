@@ -60,21 +60,21 @@ def test_more_operations_than_allowed_are_refused():
         checked_operations([{"op": "add", "path": "title", "value": "x"}] * (MAX_OPERATIONS + 1))
 
 
+def user_and_group(service, name):
+    """A new user and a new group, each named ``name``, as created."""
+    body = {
+        "userName": name,
+        "name": {"givenName": "O", "familyName": "U"},
+        "emails": [{"value": f"{name}@example.org"}],
+    }
+    user = json.loads(call(service, "POST", "/Users", body).body_bytes())
+    group = json.loads(call(service, "POST", "/Groups", {"displayName": name}).body_bytes())
+    return user, group
+
+
 def test_groups_and_users_answer_a_remove_without_path_alike():
     service = ScimService(MemoryBackend())
-    user = json.loads(
-        call(
-            service,
-            "POST",
-            "/Users",
-            {
-                "userName": "ops.unit",
-                "name": {"givenName": "O", "familyName": "U"},
-                "emails": [{"value": "o@example.org"}],
-            },
-        ).body_bytes()
-    )
-    group = json.loads(call(service, "POST", "/Groups", {"displayName": "ops-unit"}).body_bytes())
+    user, group = user_and_group(service, "ops.unit")
     for path in (f"/Users/{user['id']}", f"/Groups/{group['id']}"):
         response = call(
             service, "PATCH", path, {"schemas": [PATCH_OP], "Operations": [{"op": "remove"}]}
@@ -85,19 +85,7 @@ def test_groups_and_users_answer_a_remove_without_path_alike():
 
 def test_a_group_patch_takes_member_names_in_any_case():
     service = ScimService(MemoryBackend())
-    user = json.loads(
-        call(
-            service,
-            "POST",
-            "/Users",
-            {
-                "userName": "case.unit",
-                "name": {"givenName": "C", "familyName": "U"},
-                "emails": [{"value": "c@example.org"}],
-            },
-        ).body_bytes()
-    )
-    group = json.loads(call(service, "POST", "/Groups", {"displayName": "case-unit"}).body_bytes())
+    user, group = user_and_group(service, "case.unit")
     operation = {"OP": "Add", "PATH": "members", "VALUE": [{"value": user["id"]}]}
     response = call(
         service,
