@@ -34,7 +34,7 @@ from ldap3.core.exceptions import LDAPInvalidDnError, LDAPOperationResult, LDAPS
 from ldap3.utils.dn import parse_dn, to_dn
 
 from scim_core.backend import Page, Query, Resource
-from scim_core.backends.ldap import operations
+from scim_core.backends.ldap import keyset, operations
 from scim_core.backends.ldap.capabilities import Capabilities
 from scim_core.backends.ldap.connection import ConnectionFactory
 from scim_core.backends.ldap.controls import (
@@ -349,6 +349,11 @@ class LdapBackend:
             },
             equalities={"displayname": self._group_name_filter},
         )
+
+    @property
+    def keyset_paging(self) -> bool:
+        """Whether cursor walks are offered on this directory (see :mod:`.keyset`)."""
+        return self.settings.dialect in keyset.KEYSET_DIALECTS
 
     @property
     def dry_run(self) -> bool:
@@ -738,6 +743,8 @@ class LdapBackend:
 
     def find_users(self, query: Query) -> Page:
         """A page of users in userName order; one sorted VLV search (plus one for managers)."""
+        if query.keyset:
+            return keyset.find_users(self, query)
         condition = to_ldap(query.filter, self.user_filters) if query.filter else ""
         total, entries = self._sorted_page(
             self._user_place,
@@ -1323,6 +1330,8 @@ class LdapBackend:
 
     def find_groups(self, query: Query) -> Page:
         """A page of groups in cn order; one sorted VLV search plus one for members."""
+        if query.keyset:
+            return keyset.find_groups(self, query)
         condition = to_ldap(query.filter, self.group_filters) if query.filter else ""
         total, entries = self._sorted_page(
             self._group_place,
