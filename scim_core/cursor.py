@@ -45,7 +45,12 @@ def _b64(data: bytes) -> str:
 
 def _unb64(text: str) -> bytes:
     padded = text + "=" * (-len(text) % 4)
-    return base64.urlsafe_b64decode(padded.encode("ascii"))
+    data = base64.urlsafe_b64decode(padded.encode("ascii"))
+    # Only the one spelling this module writes: the last character's unused bits could
+    # otherwise give one cursor several accepted forms.
+    if _b64(data) != text:
+        raise ValueError("not the canonical encoding")
+    return data
 
 
 @dataclass(frozen=True)
