@@ -101,7 +101,9 @@ def measure(users: int, count: int, samples: int) -> list[str]:
             for index, after in enumerate(afters):
                 admin.modify(target, {"description": [(MODIFY_REPLACE, [f"{where}{index}"])]})
                 samples_ms.append(
-                    _ms(lambda a=after: backend.find_users(Query(count=count, keyset=True, after=a)))
+                    _ms(
+                        lambda a=after: backend.find_users(Query(count=count, keyset=True, after=a))
+                    )
                 )
             fresh.append(statistics.median(samples_ms))
         admin.unbind()

@@ -260,3 +260,41 @@ def test_a_walk_lists_every_group_once(client, seeded, ldap_backend):
 
 def ldap_backend_first_user(client):
     return client("GET", "/Users?count=1").json["Resources"][0]["id"]
+
+
+@pytest.fixture(scope="module")
+def dirsrv_backend(dirsrv):
+    from scim_http import settings_for
+
+    from scim_core.backends.ldap import LdapBackend
+
+    backend = LdapBackend(settings_for(dirsrv))
+    run = uuid.uuid4().hex[:6]
+    for index in range(150):
+        name = f"walk-{run}-{index:03d}"
+        user = {
+            "userName": name,
+            "name": {"givenName": "W", "familyName": "D"},
+            "emails": [{"value": f"{name}@example.org", "primary": True}],
+            "active": True,
+        }
+        backend.create_user(user, None)
+    yield backend
+    backend.close()
+
+
+def test_a_walk_on_389ds_follows_the_servers_order(dirsrv_backend):
+    from scim_core.backend import Query
+
+    everyone = all_ids(dirsrv_backend)
+    ids, after = [], None
+    while True:
+        page = dirsrv_backend.find_users(Query(count=7, keyset=True, after=after))
+        ids += [r["id"] for r in page.resources]
+        assert page.total_results == len(everyone)
+        if page.next_position is None:
+            break
+        after = page.next_position
+    assert len(ids) == len(set(ids)) and set(ids) == everyone
+    # The server's sort and the comparison made here agree, page after page.
+    assert ids == sorted(ids, key=str.lower)

@@ -2,8 +2,9 @@
 
 A cursor page starts after the key of the previous page's last entry, never at an offset: an
 entry created or deleted before the cursor's place shifts no later entry into or out of the
-walk. The key is the entry's stable id (OpenLDAP's ``entryUUID``) for users and its ``cn``
-(the group's id) for groups, never the userName: a user renamed during a walk keeps its place
+walk. The key is the entry's stable id for users (OpenLDAP's ``entryUUID``, 389-DS's
+``nsUniqueId``) and its ``cn`` (the group's id) for groups, never the userName: a user
+renamed during a walk keeps its place
 instead of jumping over the cursor (listed twice) or back behind it (never listed). So every
 entry that exists from a walk's first page to its last is listed exactly once; one created or
 deleted meanwhile is listed at most once.
@@ -46,10 +47,15 @@ if TYPE_CHECKING:
 
 __all__ = ["KEYSET_DIALECTS", "find_groups", "find_users", "keyset_pager"]
 
-#: The directory profiles cursor walks are offered on, with the key users are walked by and
-#: its ordering rule (``None``: the attribute's own). Measured and tested on these only; the
-#: others page by index alone (their ServiceProviderConfig says ``cursor: false``).
-KEYSET_DIALECTS: dict[str, tuple[str, str | None]] = {"openldap": ("entryUUID", None)}
+#: The directory profiles cursor walks are offered on, with the key users are walked by (the
+#: profile's id attribute) and its ordering rule (``None``: the attribute's own). Tested on
+#: these only. Active Directory is not among them: its id, objectGUID, is binary, and the
+#: order of a sort on it is not one this module can reproduce to merge or check pages; it
+#: pages by index alone (its ServiceProviderConfig says ``cursor: false``).
+KEYSET_DIALECTS: dict[str, tuple[str, str | None]] = {
+    "openldap": ("entryUUID", None),
+    "389ds": ("nsUniqueId", None),
+}
 
 _GROUP_KEY = "cn"
 _ROLE = "keyset"
