@@ -298,3 +298,48 @@ def test_a_walk_on_389ds_follows_the_servers_order(dirsrv_backend):
     assert len(ids) == len(set(ids)) and set(ids) == everyone
     # The server's sort and the comparison made here agree, page after page.
     assert ids == sorted(ids, key=str.lower)
+
+
+def test_another_instance_with_the_secret_continues_the_walk(client, seeded, slapd):
+    """Nothing is kept between pages: a second app (its own backend and connections, as
+    another worker or instance) takes the walk over, page by page, in turn with the first."""
+    from scim_http import settings_for
+
+    from scim_core.backends.ldap import LdapBackend
+
+    backend = LdapBackend(settings_for(slapd))
+    settings = AppSettings(
+        service=ServiceConfig(cursor_secret=SECRET, cursor_timeout=600, max_results=MAX),
+        tokens=parse_tokens(f"idp={_digest('token-one')}"),
+        backend="ldap",
+        log_level="INFO",
+    )
+    other = Http(create_app(settings=settings, backend=backend).test_client(), "token-one")
+    try:
+        alone, _ = walk(client, count=23)
+        shared, cursor, turn = [], "", 0
+        while cursor is not None:
+            serving = (client, other)[turn % 2]
+            body = serving("GET", "/Users", query_string={"count": 23, "cursor": cursor}).json
+            shared += body["Resources"]
+            cursor, turn = body.get("nextCursor"), turn + 1
+        assert [r["id"] for r in shared] == [r["id"] for r in alone]
+    finally:
+        backend.close()
+
+
+def test_a_walk_on_389ds_lists_every_group_once(dirsrv_backend):
+    from scim_core.backend import Query
+
+    run = uuid.uuid4().hex[:6]
+    for index in range(12):
+        dirsrv_backend.create_group({"displayName": f"walkgroup-{run}-{index:02d}", "members": []})
+    everyone = all_ids(dirsrv_backend, "find_groups")
+    ids, after = [], None
+    while True:
+        page = dirsrv_backend.find_groups(Query(count=5, keyset=True, after=after))
+        ids += [g["id"] for g in page.resources]
+        if page.next_position is None:
+            break
+        after = page.next_position
+    assert len(ids) == len(set(ids)) and set(ids) == everyone and len(ids) >= 12
