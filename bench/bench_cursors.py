@@ -13,6 +13,9 @@ LDAP plugin (no HTTP: the directory's part and the plugin's own work):
   page before (a user's description is modified before each sample): every page sorts anew;
 - ``index``: for comparison, an index page (startIndex) at the same places, snapshot reused.
 
+``--directory 389ds`` measures a throwaway 389 Directory Server instead, loaded over LDAPS as
+its administrator (4 connections; about 300 users a second here, so keep ``--users`` small).
+
 Prints a Markdown table; ``--output FILE`` also writes it there.
 """
 
@@ -23,15 +26,54 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
+from typing import Any
 
-from ldap3 import MODIFY_REPLACE, Connection, Server
+from ldap3 import MODIFY_REPLACE
 
 from bench.bench_paging import backend_for, load
+from bench.directories import DIRECTORIES, add_entries, admin_connection, user_entry
 from scim_core.backend import Query
-from scim_core.backends.ldap import LdapBackend
+from scim_core.backends.ldap import LdapBackend, create_backend
 from scim_core.testing.slapd import SlapdInstance
+
+
+@contextmanager
+def _openldap(users: int) -> Iterator[tuple[Any, LdapBackend, float]]:
+    # The LMDB map must hold the users (about 3 KiB each with their indexes).
+    maxsize = max(1 << 30, users * 8192)
+    with tempfile.TemporaryDirectory() as folder, SlapdInstance(maxsize=maxsize) as instance:
+        began = time.perf_counter()
+        load(instance, users, Path(folder))
+        loading = time.perf_counter() - began
+        backend = backend_for(instance)
+        try:
+            yield instance, backend, loading
+        finally:
+            backend.close()
+
+
+@contextmanager
+def _dirsrv(users: int) -> Iterator[tuple[Any, LdapBackend, float]]:
+    from scim_core.testing.dirsrv import DirsrvInstance
+
+    directory = DIRECTORIES["389ds"]
+    with DirsrvInstance() as instance:
+        began = time.perf_counter()
+        entries = [user_entry(directory, instance, i) for i in range(1, users + 1)]
+        add_entries(instance, entries, 4, time.monotonic() + 3600, [])
+        loading = time.perf_counter() - began
+        backend = create_backend(instance.service_settings())
+        try:
+            yield instance, backend, loading
+        finally:
+            backend.close()
+
+
+_DIRECTORIES: dict[str, Callable[[int], AbstractContextManager[tuple[Any, LdapBackend, float]]]]
+_DIRECTORIES = {"openldap": _openldap, "389ds": _dirsrv}
 
 
 def _ms(run: Callable[[], object]) -> float:
@@ -70,13 +112,9 @@ def _positions(ids: list[str], count: int, samples: int) -> dict[str, list[str |
     }
 
 
-def measure(users: int, count: int, samples: int) -> list[str]:
+def measure(directory: str, users: int, count: int, samples: int) -> list[str]:
     rows = []
-    with tempfile.TemporaryDirectory() as folder, SlapdInstance() as instance:
-        began = time.perf_counter()
-        load(instance, users, Path(folder))
-        loading = time.perf_counter() - began
-        backend = backend_for(instance)
+    with _DIRECTORIES[directory](users) as (instance, backend, loading):
         walk_began = time.perf_counter()
         timings, ids, total = _walk(backend, count)
         walk_seconds = time.perf_counter() - walk_began
@@ -88,13 +126,12 @@ def measure(users: int, count: int, samples: int) -> list[str]:
             statistics.median(timings[-samples - 1 : -1] or timings[-1:]),
         ]
         rows.append(
-            f"| {total:,} | walk | {third[0]:.1f} | {third[1]:.1f} | {third[2]:.1f} "
+            f"| {directory} | {total:,} | walk | {third[0]:.1f} | {third[1]:.1f} | {third[2]:.1f} "
             f"| {walk_seconds:.1f} s, {pages:,} pages |"
         )
-        admin = Connection(
-            Server(instance.url), instance.admin_dn, instance.admin_password, auto_bind=True
-        )
-        target = f"uid=user000000,{instance.users_base}"
+        admin = admin_connection(instance)
+        target = str(backend.find_users(Query(count=1)).resources[0]["userName"])
+        target = f"uid={target},{instance.users_base}"
         fresh = []
         for where, afters in _positions(ids, count, samples).items():
             samples_ms = []
@@ -108,7 +145,8 @@ def measure(users: int, count: int, samples: int) -> list[str]:
             fresh.append(statistics.median(samples_ms))
         admin.unbind()
         rows.append(
-            f"| {total:,} | walk, writes | {fresh[0]:.1f} | {fresh[1]:.1f} | {fresh[2]:.1f} | |"
+            f"| {directory} | {total:,} | walk, writes "
+            f"| {fresh[0]:.1f} | {fresh[1]:.1f} | {fresh[2]:.1f} | |"
         )
         index_ms = []
         for start in (1, total // 2, max(1, total - count)):
@@ -120,10 +158,10 @@ def measure(users: int, count: int, samples: int) -> list[str]:
                 )
             )
         rows.append(
-            f"| {total:,} | index | {index_ms[0]:.1f} | {index_ms[1]:.1f} | {index_ms[2]:.1f} "
+            f"| {directory} | {total:,} | index "
+            f"| {index_ms[0]:.1f} | {index_ms[1]:.1f} | {index_ms[2]:.1f} "
             f"| load {loading:.0f} s |"
         )
-        backend.close()
     return rows
 
 
@@ -132,18 +170,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--users", default="10000,100000", help="comma-separated sizes")
     parser.add_argument("--count", type=int, default=100)
     parser.add_argument("--samples", type=int, default=5)
+    parser.add_argument("--directory", choices=sorted(_DIRECTORIES), default="openldap")
     parser.add_argument("--output", type=Path)
     args = parser.parse_args(argv)
     lines = [
         f"Page of {args.count} users, ms (median of {args.samples} pages at each place); "
-        "OpenLDAP, LDAP plugin without HTTP.",
+        "LDAP plugin without HTTP.",
         "",
-        "| users | paging | start | middle | end | whole walk |",
-        "|---|---|---|---|---|---|",
+        "| directory | users | paging | start | middle | end | whole walk |",
+        "|---|---|---|---|---|---|---|",
     ]
     print("\n".join(lines), flush=True)
     for size in (int(s) for s in args.users.split(",")):
-        rows = measure(size, args.count, args.samples)
+        rows = measure(args.directory, size, args.count, args.samples)
         print("\n".join(rows), flush=True)
         lines += rows
     if args.output:
