@@ -172,6 +172,12 @@ def test_count_zero_negative_and_over_the_maximum(client):
     assert more.status_code == 200 and len(more.json["Resources"]) == MAX
 
 
+@pytest.mark.usefixtures("seeded")
+def test_a_bare_cursor_parameter_starts_a_walk(client):
+    body = client("GET", "/Users?cursor&count=5").json
+    assert len(body["Resources"]) == 5 and "nextCursor" in body and "startIndex" not in body
+
+
 def test_start_index_and_cursor_together_are_refused(client):
     body = refused(
         client("GET", "/Users", query_string={"startIndex": 1, "cursor": ""}), "invalidValue"
