@@ -27,6 +27,11 @@ the walk: it is not used.
 Directories without sort and VLV have every match read and sorted here (the cost of a page
 then grows with the number of matches, as it does for index pages there). Several bases are
 walked together: each gives its next window by value, and they are merged here.
+
+Of the backend it uses what an index page uses: its settings, profile, pagers, filter
+mappings and scopes, and its helpers that read entries into resources (``_user_attributes``,
+``_to_users``, ``_group_attributes``, ``_members_of``, ``_group_named_ids``, ``_to_group``,
+``_search_bases``, ``_capabilities``).
 """
 
 from __future__ import annotations
