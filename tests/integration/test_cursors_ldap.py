@@ -349,3 +349,15 @@ def test_a_walk_on_389ds_lists_every_group_once(dirsrv_backend):
             break
         after = page.next_position
     assert len(ids) == len(set(ids)) and set(ids) == everyone and len(ids) >= 12
+
+
+@pytest.mark.usefixtures("seeded")
+def test_filtered_walks(client, seeded):
+    one = {"filter": f'userName eq "{seeded[5]}"', "cursor": "", "count": 5}
+    body = client("GET", "/Users", query_string=one).json
+    assert [r["userName"] for r in body["Resources"]] == [seeded[5]]
+    assert body["totalResults"] == 1 and "nextCursor" not in body
+    active, pages = walk(client, count=40, query="&filter=active%20eq%20true")
+    names = [r["userName"] for r in active]
+    assert len(names) == len(set(names)) and set(seeded) <= set(names)
+    assert all(r["active"] is True for r in active) and len(pages) > 1
