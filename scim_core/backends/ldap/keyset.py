@@ -77,6 +77,7 @@ def keyset_pager(backend: LdapBackend) -> SortedPager:
             KEYSET_DIALECTS[backend.settings.dialect][1],
             backend.binary,
             role=_ROLE,
+            eager_marker=True,  # a walk's first page's snapshot serves its second
         )
         backend._keyset_pager = pager  # type: ignore[attr-defined]
     return pager

@@ -88,6 +88,9 @@ class SortedPager:
         never decoded as text even when they happen to be valid UTF-8.
     :param role: the connection role its sorted searches run on (a pager of its own, such as
         the cursor walks', keeps its sessions on a connection of its own).
+    :param eager_marker: read the change marker before every sorted search, not only for
+        results known to be large, so the very first search's snapshot can serve the next
+        (a walk's second page then needs no sort of its own; a small result pays one read).
     """
 
     def __init__(
@@ -97,8 +100,10 @@ class SortedPager:
         ordering_rule: str | None = None,
         binary: frozenset[str] = frozenset(),
         role: str = _ROLE,
+        eager_marker: bool = False,
     ) -> None:
         self._role = role
+        self._eager_marker = eager_marker
         self._connections = connections
         self._ordering_rule = ordering_rule
         self._binary = binary
@@ -167,7 +172,7 @@ class SortedPager:
         """
         key: Key = (base.lower(), scope, search_filter, sort_attribute)
         state = self._state()
-        marker = self._marker(base) if key in state.large else None
+        marker = self._marker(base) if self._eager_marker or key in state.large else None
         for attempt in (1, 2):
             connection = self._connections.current(self._role)
             if state.connection is not connection:
