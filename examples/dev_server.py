@@ -59,6 +59,8 @@ def main() -> int:
                 "SCIM_WORKERS": env.get("SCIM_WORKERS", "2"),
             }
         )
+        # One key for both workers, made for this run: cursor pages work out of the box.
+        env.setdefault("SCIM_CURSOR_SECRET", secrets.token_urlsafe(48))
         gunicorn = subprocess.Popen(
             [sys.executable, "-m", "gunicorn", "-c", str(ROOT / "examples" / "gunicorn.conf.py")],
             env=env,

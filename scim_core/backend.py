@@ -19,6 +19,12 @@ raises :class:`~scim_core.errors.Uniqueness` when another group is displayed so.
 a PATCH of a group's ``displayName`` to another name is 400 ``mutability``. Its ``schemas``
 say which of them it keeps (a readWrite ``displayName`` and ``externalId`` on Group).
 
+A backend that can page by position has a true ``keyset_paging`` attribute: the service then
+offers cursor-based paging (RFC 9865) over it, passing :attr:`Query.keyset` and
+:attr:`Query.after`. Its walk order must be by something a resource keeps for life (its id),
+so that every resource that exists from a walk's first page to its last is listed exactly
+once, whatever is created, deleted or renamed in between.
+
 A backend that plans its writes instead of making them (the LDAP plugin's dry run) says so with
 a true ``dry_run`` attribute; the service then marks every answer to a write
 (:data:`~scim_core.service.DRY_RUN_HEADER`) and every audit line. Without one it writes. Such a
@@ -53,20 +59,32 @@ class Query:
     :param count: the page size; ``0`` asks only for ``totalResults``.
     :param attributes: the top-level attribute names the response needs (lower case), or
         ``None`` for all; a backend may return more, never fewer.
+    :param keyset: page by position (a cursor walk) instead of by ``start_index``: the
+        resources come in the backend's walk order, and the page says where the next one
+        starts (:attr:`Page.next_position`).
+    :param after: in a keyset walk, the position the previous page ended at (``None``: the
+        walk's first page). The backend made it; the service returns it unchanged.
     """
 
     filter: Filter | None = None
     start_index: int = 1
     count: int = 100
     attributes: frozenset[str] | None = None
+    keyset: bool = False
+    after: str | None = None
 
 
 @dataclass(frozen=True)
 class Page:
-    """One page of results in a stable order, with the total number of matches."""
+    """One page of results in a stable order, with the total number of matches.
+
+    :param next_position: in a keyset walk, where the next page starts, as an opaque string
+        the backend reads back from :attr:`Query.after`; ``None`` on the last page.
+    """
 
     total_results: int
     resources: Sequence[Resource] = field(default_factory=tuple)
+    next_position: str | None = None
 
 
 @runtime_checkable

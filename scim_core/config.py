@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+from scim_core.cursor import MIN_SECRET_LENGTH
 from scim_core.filter.policy import DEFAULT_POLICY, FilterPolicy
+from scim_core.secret import Secret
 
 __all__ = [
     "SERVICE_SETTINGS",
@@ -106,12 +108,33 @@ def read_settings(settings: Iterable[Setting[Any]], environ: Mapping[str, str]) 
     return {setting.name: setting.read(environ) for setting in settings}
 
 
+def _cursor_secret(text: str) -> Secret:
+    if len(text.strip()) < MIN_SECRET_LENGTH:
+        raise ValueError(f"must be at least {MIN_SECRET_LENGTH} characters")
+    return Secret(text.strip())
+
+
 SERVICE_SETTINGS: tuple[Setting[Any], ...] = (
     Setting("SCIM_MAX_RESULTS", parse_int(1), 200, "Largest page a list request returns."),
     Setting("SCIM_DEFAULT_COUNT", parse_int(0), 100, "Page size when a request names no count."),
     Setting("SCIM_MAX_BODY_BYTES", parse_int(1), 1024 * 1024, "Largest request body (else 413)."),
     Setting(
         "SCIM_MAX_FILTER_LENGTH", parse_int(1), 4096, "Longest filter text (else invalidFilter)."
+    ),
+    Setting(
+        "SCIM_CURSOR_SECRET",
+        _cursor_secret,
+        None,
+        "The key cursors (cursor-based list pages) are signed with: at least 32 random "
+        "characters, the same on every worker and instance (e.g. `openssl rand -base64 48`). "
+        "Unset, cursor-based paging is off (index paging works as ever).",
+        secret=True,
+    ),
+    Setting(
+        "SCIM_CURSOR_TIMEOUT",
+        parse_int(1),
+        3600,
+        "Seconds a cursor stays valid after the page that returned it (else expiredCursor).",
     ),
 )
 
@@ -125,6 +148,9 @@ class ServiceConfig:
     :param max_body_bytes: requests with a larger body get 413.
     :param max_filter_length: longer filter text gets 400 ``invalidFilter``.
     :param filter_policy: which filter forms are allowed (the contract's by default).
+    :param cursor_secret: the key cursors are signed with; ``None`` turns cursor-based
+        paging off.
+    :param cursor_timeout: seconds a cursor stays valid after its page.
     """
 
     max_results: int = 200
@@ -132,6 +158,8 @@ class ServiceConfig:
     max_body_bytes: int = 1024 * 1024
     max_filter_length: int = 4096
     filter_policy: FilterPolicy = field(default=DEFAULT_POLICY)
+    cursor_secret: Secret | None = field(default=None, repr=False)
+    cursor_timeout: int = 3600
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> ServiceConfig:
@@ -142,4 +170,6 @@ class ServiceConfig:
             default_count=values["SCIM_DEFAULT_COUNT"],
             max_body_bytes=values["SCIM_MAX_BODY_BYTES"],
             max_filter_length=values["SCIM_MAX_FILTER_LENGTH"],
+            cursor_secret=values["SCIM_CURSOR_SECRET"],
+            cursor_timeout=values["SCIM_CURSOR_TIMEOUT"],
         )

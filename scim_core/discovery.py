@@ -8,11 +8,35 @@ from scim_core.schemas.attributes import DEFAULT_SCHEMAS, SchemaSet, to_schema_j
 from scim_core.schemas.resources import GROUP_URN, USER_URN
 from scim_core.urns import RESOURCE_TYPE_URN, SERVICE_PROVIDER_CONFIG_URN
 
-__all__ = ["resource_types", "schemas", "service_provider_config"]
+__all__ = ["pagination", "resource_types", "schemas", "service_provider_config"]
 
 
-def service_provider_config(base_url: str, max_results: int) -> dict[str, Any]:
-    """RFC 7643 §5: what the service supports; ``patch`` and ``etag`` are, bulk and sort are not."""
+def pagination(max_results: int, default_count: int, cursor_timeout: int | None) -> dict[str, Any]:
+    """RFC 9865 §4: the paging methods offered. Index paging always is, and stays the default
+    (clients that send neither ``startIndex`` nor ``cursor`` get what they always got);
+    cursor paging is where ``cursor_timeout`` is given (``None``: not offered)."""
+    block: dict[str, Any] = {
+        "cursor": cursor_timeout is not None,
+        "index": True,
+        "defaultPaginationMethod": "index",
+        "maxPageSize": max_results,
+    }
+    if default_count > 0:  # the attribute is a positive integer
+        block["defaultPageSize"] = min(default_count, max_results)
+    if cursor_timeout is not None:
+        block["cursorTimeout"] = cursor_timeout
+    return block
+
+
+def service_provider_config(
+    base_url: str,
+    max_results: int,
+    *,
+    default_count: int = 100,
+    cursor_timeout: int | None = None,
+) -> dict[str, Any]:
+    """RFC 7643 §5: what the service supports; ``patch`` and ``etag`` are, bulk and sort are
+    not; ``pagination`` (RFC 9865) says whether cursors are (``cursor_timeout``)."""
     return {
         "schemas": [SERVICE_PROVIDER_CONFIG_URN],
         "documentationUri": "https://datatracker.ietf.org/doc/html/rfc7644",
@@ -22,6 +46,7 @@ def service_provider_config(base_url: str, max_results: int) -> dict[str, Any]:
         "changePassword": {"supported": True},
         "sort": {"supported": False},
         "etag": {"supported": True},
+        "pagination": pagination(max_results, default_count, cursor_timeout),
         "authenticationSchemes": [
             {
                 "type": "oauthbearertoken",

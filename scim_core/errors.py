@@ -14,8 +14,11 @@ from scim_core.urns import ERROR_URN
 __all__ = [
     "DirectoryRefused",
     "DirectoryUnavailable",
+    "ExpiredCursor",
     "Forbidden",
     "InternalError",
+    "InvalidCount",
+    "InvalidCursor",
     "InvalidFilter",
     "InvalidPath",
     "InvalidSyntax",
@@ -80,6 +83,26 @@ class InvalidFilter(ScimError):
     """400 ``invalidFilter``: the filter syntax is invalid or the form is not allowed."""
 
     scim_type = "invalidFilter"
+
+
+class InvalidCursor(ScimError):
+    """400 invalidCursor: a cursor this service did not issue for this query and caller, or
+    one that was altered (RFC 9865 §2.1)."""
+
+    scim_type = "invalidCursor"
+
+
+class ExpiredCursor(ScimError):
+    """400 expiredCursor: a cursor older than the advertised ``cursorTimeout``."""
+
+    scim_type = "expiredCursor"
+
+
+class InvalidCount(ScimError):
+    """400 invalidCount: a count that is not a whole number, or differs from the count of the
+    walk's first page."""
+
+    scim_type = "invalidCount"
 
 
 class InvalidPath(ScimError):

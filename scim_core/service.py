@@ -20,7 +20,9 @@ from urllib.parse import quote
 from scim_core import discovery
 from scim_core.backend import Backend, Query, Resource
 from scim_core.config import ServiceConfig
+from scim_core.cursor import CursorBinding, CursorCodec
 from scim_core.errors import (
+    InvalidCursor,
     InvalidFilter,
     InvalidSyntax,
     InvalidValue,
@@ -46,7 +48,7 @@ from scim_core.filter import (
 )
 from scim_core.group_patch import MembershipPlan, group_value
 from scim_core.messages import SCIM_MEDIA_TYPE, ScimRequest, ScimResponse
-from scim_core.paging import parse_window
+from scim_core.paging import Window, parse_window
 from scim_core.patch import PatchOperation, apply_patch, checked_operations
 from scim_core.projection import Projection, parse_projection
 from scim_core.schemas.attributes import DEFAULT_SCHEMAS, Attribute, SchemaSet
@@ -172,6 +174,15 @@ class ScimService:
         policy = self.config.filter_policy
         extra = frozenset(getattr(self.backend, "filter_forms", ()))
         return replace(policy, forms=policy.forms | extra) if extra else policy
+
+    @functools.cached_property
+    def _cursors(self) -> CursorCodec | None:
+        """The cursor codec, where cursor-based paging is offered: a secret is configured and
+        the backend pages by position (``keyset_paging``)."""
+        secret = self.config.cursor_secret
+        if secret is None or not getattr(self.backend, "keyset_paging", False):
+            return None
+        return CursorCodec(secret, self.config.cursor_timeout)
 
     @functools.cached_property
     def _group_extensions(self) -> dict[str, tuple[str, Attribute]]:
@@ -366,7 +377,7 @@ class ScimService:
         params: Mapping[str, str],
         resource_type: str,
         core_urn: str,
-    ) -> tuple[Query, Projection]:
+    ) -> tuple[Query, Projection, Window]:
         window = parse_window(
             params,
             default_count=self.config.default_count,
@@ -384,8 +395,9 @@ class ScimService:
             start_index=min(window.start_index, _MAX_START_INDEX),
             count=window.count,
             attributes=projection.top_level(),
+            keyset=window.cursor is not None,
         )
-        return query, projection
+        return query, projection, window
 
     def _check_names(self, node: Filter, resource_type: str) -> Filter:
         """Refuse a group name no group can have as it is refused at create (so folding or
@@ -469,20 +481,31 @@ class ScimService:
         projection: Projection,
         total: int,
         resources: Sequence[Resource],
+        next_cursor: str | None = None,
     ) -> ScimResponse:
-        body = {
-            "schemas": [LIST_RESPONSE_URN],
-            "totalResults": total,
-            "startIndex": query.start_index,
-            "itemsPerPage": query.count,
-            "Resources": [self._render(r, resource_type, request, projection) for r in resources],
-        }
+        """A ListResponse; a cursor page (RFC 9865) has no ``startIndex``, counts in
+        ``itemsPerPage`` the resources it holds, and has ``nextCursor`` unless it is the last."""
+        body: dict[str, Any] = {"schemas": [LIST_RESPONSE_URN], "totalResults": total}
+        if query.keyset:
+            body["itemsPerPage"] = len(resources)
+            if next_cursor is not None:
+                body["nextCursor"] = next_cursor
+        else:
+            body["startIndex"] = query.start_index
+            body["itemsPerPage"] = query.count
+        body["Resources"] = [self._render(r, resource_type, request, projection) for r in resources]
         return ScimResponse(200, body, {"Content-Type": SCIM_MEDIA_TYPE})
 
     # ------------------------------------------------------------------ discovery
 
     def _service_provider_config(self, request: ScimRequest, _: str) -> ScimResponse:
-        body = discovery.service_provider_config(request.base_url, self.config.max_results)
+        codec = self._cursors
+        body = discovery.service_provider_config(
+            request.base_url,
+            self.config.max_results,
+            default_count=self.config.default_count,
+            cursor_timeout=codec.timeout if codec is not None else None,
+        )
         return ScimResponse(200, body, {"Content-Type": SCIM_MEDIA_TYPE})
 
     def _resource_types(self, request: ScimRequest, name: str) -> ScimResponse:
@@ -533,11 +556,39 @@ class ScimService:
         self, request: ScimRequest, params: Mapping[str, str], resource_type: str
     ) -> ScimResponse:
         urn = USER_URN if resource_type == "User" else GROUP_URN
-        query, projection = self._query(params, resource_type, urn)
+        query, projection, window = self._query(params, resource_type, urn)
         find = self.backend.find_users if resource_type == "User" else self.backend.find_groups
-        page = find(query)
+        if window.cursor is None:
+            page = find(query)
+            return self._list_response(
+                request, resource_type, query, projection, page.total_results, page.resources
+            )
+        codec = self._cursors
+        if codec is None:
+            raise InvalidCursor(
+                "Cursor-based paging is not offered here (see /ServiceProviderConfig); "
+                "page with startIndex."
+            )
+        # The walk belongs to its query and its caller: a cursor shown with another filter,
+        # on the other endpoint or by another client is refused like a forged one.
+        binding = CursorBinding(
+            resource_type,
+            repr(query.filter) if query.filter is not None else "",
+            request.principal,
+        )
+        after = codec.open(window.cursor, query.count, binding) if window.cursor else None
+        page = find(replace(query, after=after))
+        next_cursor = None
+        if page.next_position is not None and query.count > 0:
+            next_cursor = codec.seal(page.next_position, query.count, binding)
         return self._list_response(
-            request, resource_type, query, projection, page.total_results, page.resources
+            request,
+            resource_type,
+            query,
+            projection,
+            page.total_results,
+            page.resources,
+            next_cursor,
         )
 
     def _get_user(self, request: ScimRequest, user_id: str) -> ScimResponse:
@@ -801,7 +852,7 @@ def _check_version(request: ScimRequest, resource: Mapping[str, Any]) -> None:
 def _search_params(body: Mapping[str, Any]) -> dict[str, str]:
     """RFC 7644 §3.4.3: a SearchRequest body as the equivalent query parameters."""
     params: dict[str, str] = {}
-    for key in ("filter", "startIndex", "count"):
+    for key in ("filter", "startIndex", "count", "cursor"):
         if body.get(key) is not None:
             params[key] = str(body[key])
     for key in ("attributes", "excludedAttributes"):

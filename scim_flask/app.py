@@ -132,6 +132,12 @@ class ScimExtension:
         settings = self._settings or AppSettings.from_environ(environ)
         backend = self._backend or load_backend(settings.backend)(environ)
         service = ScimService(backend, settings.service)
+        if settings.service.cursor_secret is None:
+            # Said once at start-up: a cursor request would otherwise be the first sign.
+            log.warning(
+                "cursor-based paging is off: set SCIM_CURSOR_SECRET (the same on every worker "
+                "and instance) to offer it; index paging is unaffected"
+            )
         add_directory_observer(metrics.observe_directory_operation)
         add_dropped_attribute_observer(metrics.observe_dropped_attribute)
         limiter = TokenBuckets(settings.rate_limit) if settings.rate_limit else None

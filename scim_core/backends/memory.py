@@ -32,6 +32,8 @@ class MemoryBackend:
 
     #: A group's displayName changes apart from its id here (see :meth:`update_group`).
     schemas = DEFAULT_SCHEMAS.with_attributes("Group", GROUP_URN, (GROUP_DISPLAY_NAME,))
+    #: Cursor walks page by id (see :meth:`_page`).
+    keyset_paging = True
 
     def __init__(self) -> None:
         self._users: dict[str, Resource] = {}
@@ -63,10 +65,28 @@ class MemoryBackend:
 
     def _page(self, items: list[Resource], query: Query, key: str) -> Page:
         matches = [r for r in items if query.filter is None or evaluate(query.filter, r)]
+        if query.keyset:
+            return self._keyset_page(matches, query)
         matches.sort(key=lambda r: str(r.get(key, "")).casefold())
         start = query.start_index - 1
         window = matches[start : start + query.count] if query.count else []
         return Page(len(matches), [copy.deepcopy(r) for r in window])
+
+    @staticmethod
+    def _keyset_page(matches: list[Resource], query: Query) -> Page:
+        """A cursor page: the matches ordered by id (which a resource keeps for life, so a
+        rename never moves it in the walk), those after the position ``query.after`` (the id
+        the previous page ended with, deleted since or not)."""
+        matches.sort(key=lambda r: str(r["id"]))
+        after = query.after
+        following = [r for r in matches if after is None or str(r["id"]) > after]
+        window = following[: query.count] if query.count else []
+        more = len(following) > len(window) and bool(window)
+        return Page(
+            len(matches),
+            [copy.deepcopy(r) for r in window],
+            str(window[-1]["id"]) if more else None,
+        )
 
     # ----------------------------------------------------------------- users
 

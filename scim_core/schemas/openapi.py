@@ -127,16 +127,18 @@ class GroupResponseSchema(_Out):
 
 
 class ListResponseSchema(_Out):
-    """RFC 7644 §3.4.2: a page of results; discovery listings hold discovery documents."""
+    """RFC 7644 §3.4.2: a page of results; discovery listings hold discovery documents. A
+    cursor page (RFC 9865) has no ``startIndex``, and ``nextCursor`` unless it is the last."""
 
     schemas = fields.List(fields.String(validate=validate.Equal(LIST_RESPONSE_URN)), required=True)
     total_results = fields.Integer(
         data_key="totalResults", required=True, validate=validate.Range(min=0)
     )
-    start_index = fields.Integer(data_key="startIndex", required=True, validate=validate.Range(1))
+    start_index = fields.Integer(data_key="startIndex", validate=validate.Range(1))
     items_per_page = fields.Integer(
         data_key="itemsPerPage", required=True, validate=validate.Range(min=0)
     )
+    next_cursor = fields.String(data_key="nextCursor")
     resources = fields.List(fields.Dict(), data_key="Resources", required=True)
 
 
@@ -171,6 +173,9 @@ class ErrorSchema(_Out):
                 "invalidValue",
                 "invalidVers",
                 "sensitive",
+                "invalidCursor",
+                "expiredCursor",
+                "invalidCount",
             ]
         ),
     )
@@ -249,6 +254,7 @@ class SearchRequestSchema(Schema):
     filter = fields.String()
     start_index = fields.Integer(data_key="startIndex")
     count = fields.Integer()
+    cursor = fields.String()
     attributes = fields.List(fields.String())
     excluded_attributes = fields.List(fields.String(), data_key="excludedAttributes")
 
@@ -271,7 +277,10 @@ _COMPONENTS: tuple[tuple[str, type[Schema]], ...] = (
 )
 
 _ERRORS: dict[int, str] = {
-    400: "invalidSyntax, invalidValue, invalidFilter, invalidPath, noTarget or mutability",
+    400: (
+        "invalidSyntax, invalidValue, invalidFilter, invalidPath, noTarget, mutability, or "
+        "on a list: invalidCursor, expiredCursor, invalidCount"
+    ),
     401: "No bearer token, or an unknown one",
     404: "No such resource or endpoint",
     409: "uniqueness: the userName or group name is taken",
@@ -322,6 +331,11 @@ def _query(*names: str) -> list[dict[str, Any]]:
         "filter": ("string", "RFC 7644 §3.4.2.2, in the forms the README lists"),
         "startIndex": ("integer", "1-based index of the first result (below 1 means 1)"),
         "count": ("integer", "Page size, capped at maxResults (below 0 means 0)"),
+        "cursor": (
+            "string",
+            "Cursor paging (RFC 9865): empty on a walk's first page, then the nextCursor of "
+            "the page before; not with startIndex",
+        ),
         "attributes": ("string", "Comma-separated attributes to return (RFC 7644 §3.4.2.5)"),
         "excludedAttributes": ("string", "Comma-separated attributes to leave out"),
     }
@@ -346,7 +360,7 @@ _IF_MATCH = {
     "schema": {"type": "string"},
 }
 _PROJECTION = ("attributes", "excludedAttributes")
-_LIST = ("filter", "startIndex", "count", *_PROJECTION)
+_LIST = ("filter", "startIndex", "count", "cursor", *_PROJECTION)
 _PATCH_BODY = {
     "oneOf": [
         {"$ref": "#/components/schemas/PatchOp"},

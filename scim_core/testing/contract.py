@@ -232,6 +232,48 @@ class BackendContract:
         beyond = client.ok("GET", "/Users", query={"startIndex": str(everyone["totalResults"] + 5)})
         assert beyond["Resources"] == []
 
+    def test_cursor_walk_lists_each_user_once(self, backend: Backend) -> None:
+        """With a cursor secret, a backend that pages by position (``keyset_paging``) walks
+        every user once, in pages of ``count`` with ``nextCursor`` on all but the last, even
+        when users are deleted and renamed between pages; one that does not refuses cursors
+        with 400 ``invalidCursor`` and says ``cursor: false`` in ServiceProviderConfig."""
+        from scim_core.config import ServiceConfig
+        from scim_core.secret import Secret
+
+        client = Client(ScimService(backend, ServiceConfig(cursor_secret=Secret("c" * 40))))
+        offered = client.ok("GET", "/ServiceProviderConfig")["pagination"]["cursor"]
+        if not getattr(backend, "keyset_paging", False):
+            assert offered is False
+            response = client.call("GET", "/Users", query={"cursor": "", "count": "5"})
+            assert (response.status, dict(response.body or {}).get("scimType")) == (
+                400,
+                "invalidCursor",
+            )
+            return
+        assert offered is True
+        prefix = unique("w")
+        made = [client.ok("POST", "/Users", user_body(f"{prefix}-{i}"))["id"] for i in range(9)]
+        seen: list[str] = []
+        cursor = ""
+        pages = 0
+        while True:
+            page = client.ok("GET", "/Users", query={"cursor": cursor, "count": "4"})
+            assert "startIndex" not in page and page["itemsPerPage"] == len(page["Resources"])
+            seen += [r["id"] for r in page["Resources"]]
+            pages += 1
+            if pages == 1:  # between pages: a delete and a rename
+                client.ok("DELETE", "/Users/" + made[8])
+                client.patch(
+                    "/Users/" + made[7],
+                    {"op": "replace", "path": "userName", "value": "0" + prefix},
+                )
+            if "nextCursor" not in page:
+                break
+            assert len(page["Resources"]) == 4
+            cursor = page["nextCursor"]
+        assert len(seen) == len(set(seen))
+        assert set(made[:8]) <= set(seen)
+
     def test_active_filter(self, client: Client) -> None:
         """``active eq true|false`` separates disabled users from the others."""
         name = unique()

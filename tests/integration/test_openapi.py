@@ -31,6 +31,7 @@ from schemathesis.specs.openapi.checks import (
 from scim_core.auth import parse_tokens
 from scim_core.backends.ldap import LdapBackend, LdapSettings
 from scim_core.config import ServiceConfig
+from scim_core.secret import Secret
 from scim_core.service import _ROUTES
 from scim_flask import AppSettings, create_app
 
@@ -80,7 +81,8 @@ def fuzz_app(slapd):
         )
     )
     settings_ = AppSettings(
-        service=ServiceConfig(),
+        # Cursor paging on, so that generated cursors and counts reach it too.
+        service=ServiceConfig(cursor_secret=Secret("fuzz-cursor-secret-" + "f" * 32)),
         tokens=parse_tokens("fuzzer=" + hashlib.sha256(TOKEN.encode()).hexdigest()),
         backend="ldap",
         log_level="INFO",

@@ -20,6 +20,7 @@ from __future__ import annotations
 import uuid
 from contextlib import AbstractContextManager, nullcontext
 
+from scim_core.backends.ldap import keyset
 from scim_core.backends.ldap.connection import ConnectionFactory
 from scim_core.backends.ldap.creates import UserCreates
 from scim_core.backends.ldap.dryrun import Planner
@@ -84,6 +85,11 @@ class LdapBackend(UserCreates, Groups):
             for m in (*mapping.users, *mapping.groups)
             if m.filterable
         )
+
+    @property
+    def keyset_paging(self) -> bool:
+        """Whether cursor walks are offered on this directory (see :mod:`.keyset`)."""
+        return self.settings.dialect in keyset.KEYSET_DIALECTS
 
     @property
     def dry_run(self) -> bool:

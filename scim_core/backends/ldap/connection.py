@@ -323,7 +323,7 @@ class ConnectionFactory:
 
     def close(self) -> None:
         """Close this thread's connections."""
-        for role in ("connection", "sorted"):
+        for role in ("connection", "sorted", "keyset"):
             self.discard(role)
 
     @property

@@ -36,6 +36,7 @@ __all__ = [
     "sort_control",
     "values_return_filter",
     "vlv_control",
+    "vlv_value_control",
 ]
 
 SORT_OID = "1.2.840.113556.1.4.473"
@@ -112,6 +113,30 @@ def vlv_control(offset: int, after: int, context_id: bytes | None = None) -> Con
     target = request["byOffset"]
     target["offset"] = offset
     target["contentCount"] = 0
+    if context_id:
+        request["contextID"] = context_id
+    return (VLV_REQUEST_OID, True, encoder.encode(request))
+
+
+class _VlvValueRequest(univ.Sequence):
+    componentType = namedtype.NamedTypes(
+        namedtype.NamedType("beforeCount", univ.Integer()),
+        namedtype.NamedType("afterCount", univ.Integer()),
+        namedtype.NamedType(
+            "greaterThanOrEqual",
+            univ.OctetString().subtype(implicitTag=tag.Tag(tag.tagClassContext, 0, 1)),
+        ),
+        namedtype.OptionalNamedType("contextID", univ.OctetString()),
+    )
+
+
+def vlv_value_control(value: str, after: int, context_id: bytes | None = None) -> Control:
+    """A VLV request for the first entry whose sort key is not below ``value`` and the
+    ``after`` entries that follow it (the target by value, not by offset)."""
+    request = _VlvValueRequest()
+    request["beforeCount"] = 0
+    request["afterCount"] = after
+    request["greaterThanOrEqual"] = value.encode("utf-8")
     if context_id:
         request["contextID"] = context_id
     return (VLV_REQUEST_OID, True, encoder.encode(request))

@@ -168,6 +168,8 @@ class Directory:
         self.pager = SortedPager(
             self.connections, settings.vlv_per_connection, self.profile.ordering_rule, self.binary
         )
+        #: The pager of cursor walks over users, made on the first (see :mod:`.keyset`).
+        self.keyset_pager: SortedPager | None = None
 
     def _search(
         self,

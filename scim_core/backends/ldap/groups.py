@@ -10,7 +10,7 @@ from ldap3 import BASE, MODIFY_ADD, MODIFY_REPLACE, Connection
 from ldap3.core.exceptions import LDAPOperationResult
 
 from scim_core.backend import Page, Query, Resource
-from scim_core.backends.ldap import operations
+from scim_core.backends.ldap import keyset, operations
 from scim_core.backends.ldap.directory import META_ATTRIBUTES, naming_error, one_change
 from scim_core.backends.ldap.escape import dn_value, filter_value
 from scim_core.backends.ldap.filter import FilterMapping, filter_key, to_ldap
@@ -114,6 +114,8 @@ class Groups(Listing, Memberships):
 
     def find_groups(self, query: Query) -> Page:
         """A page of groups in cn order; one sorted VLV search plus one for members."""
+        if query.keyset:
+            return keyset.find_groups(self, query)
         condition = to_ldap(query.filter, self.group_filters) if query.filter else ""
         total, entries = self._sorted_page(
             self._group_place,

@@ -28,7 +28,12 @@ from ldap3.core.exceptions import LDAPOperationResult
 
 from scim_core.backends.ldap import operations
 from scim_core.backends.ldap.connection import ConnectionFactory
-from scim_core.backends.ldap.controls import parse_vlv_response, sort_control, vlv_control
+from scim_core.backends.ldap.controls import (
+    parse_vlv_response,
+    sort_control,
+    vlv_control,
+    vlv_value_control,
+)
 
 __all__ = ["SortedPager", "SortedWindow"]
 
@@ -77,6 +82,11 @@ class SortedPager:
         attribute's own).
     :param binary: lower-case attribute names whose values are octets (AD's objectGUID),
         never decoded as text even when they happen to be valid UTF-8.
+    :param role: the connection role its sorted searches run on (a pager of its own, such as
+        the cursor walks', keeps its sessions on a connection of its own).
+    :param eager_marker: read the change marker before every sorted search, not only for
+        results known to be large, so the very first search's snapshot can serve the next
+        (a walk's second page then needs no sort of its own; a small result pays one read).
     """
 
     def __init__(
@@ -85,7 +95,11 @@ class SortedPager:
         sessions_per_connection: int,
         ordering_rule: str | None = None,
         binary: frozenset[str] = frozenset(),
+        role: str = _ROLE,
+        eager_marker: bool = False,
     ) -> None:
+        self._role = role
+        self._eager_marker = eager_marker
         self._connections = connections
         self._ordering_rule = ordering_rule
         self._binary = binary
@@ -142,34 +156,45 @@ class SortedPager:
         count: int,
         attributes: Sequence[str],
         scope: str = LEVEL,
+        value: str | None = None,
     ) -> SortedWindow:
         """The sorted window, its total from the VLV response, in one sorted search.
 
         :param scope: ``LEVEL`` (entries right under ``base``) or ``SUBTREE``.
+        :param value: start the window at the first entry whose sort key is not below this
+            value (the VLV target by value) instead of at ``start``.
 
         :raises ldap3.core.exceptions.LDAPOperationResult: a refusal the caller translates.
         """
         key: Key = (base.lower(), scope, search_filter, sort_attribute)
         state = self._state()
-        marker = self._marker(base) if key in state.large else None
+        marker = self._marker(base) if self._eager_marker or key in state.large else None
         for attempt in (1, 2):
-            connection = self._connections.current(_ROLE)
+            connection = self._connections.current(self._role)
             if state.connection is not connection:
                 state.reset(connection)
             cached = state.contexts.get(key)
             context = cached[0] if cached and marker is not None and cached[1] == marker else None
             if context is None and state.opened >= self._limit:
-                self._connections.discard(_ROLE)
+                self._connections.discard(self._role)
                 continue
             try:
                 total, entries, new_context = self._search(
-                    base, scope, search_filter, sort_attribute, start, count, attributes, context
+                    base,
+                    scope,
+                    search_filter,
+                    sort_attribute,
+                    start,
+                    count,
+                    attributes,
+                    context,
+                    value,
                 )
             except LDAPOperationResult as error:
                 if error.result != _BUSY or attempt == 2:
                     raise
                 log.warning("sorted search refused as busy; renewing its connection")
-                self._connections.discard(_ROLE)
+                self._connections.discard(self._role)
                 continue
             self._remember(state, key, marker, total, context, new_context)
             return SortedWindow(total, entries)
@@ -209,10 +234,14 @@ class SortedPager:
         count: int,
         attributes: Sequence[str],
         context: bytes | None,
+        value: str | None = None,
     ) -> tuple[int, list[dict[str, Any]], bytes | None]:
+        after = min(max(count - 1, 0), _MAX_INT)
         controls = [
             sort_control(sort_attribute, self._ordering_rule),
-            vlv_control(min(start, _MAX_INT), min(max(count - 1, 0), _MAX_INT), context),
+            vlv_control(min(start, _MAX_INT), after, context)
+            if value is None
+            else vlv_value_control(value, after, context),
         ]
 
         def operation(connection: Connection) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -234,10 +263,10 @@ class SortedPager:
             entries = [r for r in connection.response or () if r.get("type") == "searchResEntry"]
             return entries, dict(connection.result or {})
 
-        entries, result = self._connections.run(operation, role=_ROLE)
+        entries, result = self._connections.run(operation, role=self._role)
         vlv = parse_vlv_response(result.get("controls"))
         total = vlv.content_count if vlv else len(entries)
         received = vlv.context_id if vlv else None
-        if count == 0 or start > total:
+        if count == 0 or (value is None and start > total):
             return total, [], received
         return total, entries[:count], received

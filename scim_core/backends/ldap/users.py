@@ -12,7 +12,7 @@ from ldap3.core.exceptions import LDAPOperationResult
 from ldap3.utils.dn import to_dn
 
 from scim_core.backend import Page, Query, Resource
-from scim_core.backends.ldap import operations
+from scim_core.backends.ldap import keyset, operations
 from scim_core.backends.ldap.directory import (
     META_ATTRIBUTES,
     after_a_write,
@@ -150,6 +150,8 @@ class Users(Listing, Memberships, UserWrites):
 
     def find_users(self, query: Query) -> Page:
         """A page of users in userName order; one sorted VLV search (plus one for managers)."""
+        if query.keyset:
+            return keyset.find_users(self, query)
         condition = to_ldap(query.filter, self.user_filters) if query.filter else ""
         total, entries = self._sorted_page(
             self._user_place,

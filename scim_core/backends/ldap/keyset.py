@@ -1,0 +1,174 @@
+"""Cursor walks over the directory: keyset pages by a key each entry keeps for life.
+
+A cursor page starts after the key of the previous page's last entry, never at an offset: an
+entry created or deleted before the cursor's place shifts no later entry into or out of the
+walk. The key is the entry's stable id for users (OpenLDAP's ``entryUUID``, 389-DS's
+``nsUniqueId``) and its ``cn`` (the group's id) for groups, never the userName: a user
+renamed during a walk keeps its place
+instead of jumping over the cursor (listed twice) or back behind it (never listed). So every
+entry that exists from a walk's first page to its last is listed exactly once; one created or
+deleted meanwhile is listed at most once.
+
+How one page is read (measured on OpenLDAP 2.5, see ``bench/results/cursors.md``): one search
+with the server-side sort control on the key and the virtual list view control targeted *by
+value* (the first entry whose key is not below the previous page's last key, RFC 2891 and
+draft-ietf-ldapext-ldapv3-vlv §2, ``greaterThanOrEqual``), asking ``count + 1`` entries after
+it. The VLV answer carries the total. A range filter (``entryUUID>=...``) does not help:
+slapd 2.5 answers it by testing every entry (no ordered index for these attributes) and
+returns entries in its own storage order, which only a sort puts in key order anyway. The
+sort is what costs: slapo-sssvlv sorts every match, so a page costs what one sort of the
+matches costs, unless the sorted snapshot is reused, which :class:`SortedPager` does while the
+naming context's ``contextCSN`` is unchanged. A walk on a directory that is not being written
+to thus costs one sort for its first page and a cheap window for each page after. The RFC 2696
+paged-results cookie would cost nothing per page but is bound to the connection that started
+the search (slapd keeps the paging state on it), so no other worker or instance could continue
+the walk: it is not used.
+
+Directories without sort and VLV have every match read and sorted here (the cost of a page
+then grows with the number of matches, as it does for index pages there). Several bases are
+walked together: each gives its next window by value, and they are merged here.
+
+Of the backend it uses what an index page uses: its settings, profile, pagers, filter
+mappings and scopes, and its helpers that read entries into resources (``_user_attributes``,
+``_to_users``, ``_group_attributes``, ``_members_of``, ``_group_named_ids``, ``_to_group``,
+``_search_bases``, ``_capabilities``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ldap3.core.exceptions import LDAPOperationResult
+
+from scim_core.backend import Page, Query
+from scim_core.backends.ldap.filter import to_ldap
+from scim_core.backends.ldap.paging import SortedPager
+from scim_core.backends.ldap.results import scim_error
+from scim_core.backends.ldap.values import first
+
+if TYPE_CHECKING:
+    from scim_core.backends.ldap.directory import Directory
+    from scim_core.backends.ldap.groups import Groups
+    from scim_core.backends.ldap.users import Users
+
+__all__ = ["KEYSET_DIALECTS", "find_groups", "find_users", "keyset_pager"]
+
+#: The directory profiles cursor walks are offered on, with the key users are walked by (the
+#: profile's id attribute) and its ordering rule (``None``: the attribute's own). Tested on
+#: these only. Active Directory is not among them: its id, objectGUID, is binary, and the
+#: order of a sort on it is not one this module can reproduce to merge or check pages; it
+#: pages by index alone (its ServiceProviderConfig says ``cursor: false``).
+KEYSET_DIALECTS: dict[str, tuple[str, str | None]] = {
+    "openldap": ("entryUUID", None),
+    "389ds": ("nsUniqueId", None),
+}
+
+_GROUP_KEY = "cn"
+_ROLE = "keyset"
+
+
+def keyset_pager(backend: Directory) -> SortedPager:
+    """The backend's pager for user walks: the id's own ordering rule, on a connection of its
+    own (its sorted snapshots are of another key than the index pages')."""
+    pager = backend.keyset_pager
+    if pager is None:
+        pager = SortedPager(
+            backend.connections,
+            backend.settings.vlv_per_connection,
+            KEYSET_DIALECTS[backend.settings.dialect][1],
+            backend.binary,
+            role=_ROLE,
+            eager_marker=True,  # a walk's first page's snapshot serves its second
+        )
+        backend.keyset_pager = pager
+    return pager
+
+
+def _text(value: Any) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
+def _page(
+    backend: Directory,
+    pager: SortedPager,
+    bases: Sequence[str],
+    scope: str,
+    search_filter: str,
+    key: str,
+    order: Callable[[str], str],
+    query: Query,
+    attributes: list[str],
+) -> tuple[int, list[dict[str, Any]], str | None]:
+    """(total, the page's entries, the key of its last entry when more follow)."""
+    wanted = (
+        [*attributes, key] if key.lower() not in {a.lower() for a in attributes} else attributes
+    )
+    after = query.after
+    # One more than the page (to know whether more follow), and one more again for the entry
+    # the previous page ended with, which a target by value includes when it still exists.
+    size = query.count + 2 if query.count else 0
+    total = 0
+    found: list[tuple[str, dict[str, Any]]] = []
+    if backend._capabilities().sorted_windows:
+        for base in bases:
+            try:
+                window = pager.window(base, search_filter, key, 1, size, wanted, scope, value=after)
+            except LDAPOperationResult as error:
+                raise scim_error(error, "the search") from None
+            total += window.total
+            found += [(order(_text(first(e["attributes"], key) or "")), e) for e in window.entries]
+    else:
+        entries, _ = backend._search_bases(bases, scope, search_filter, wanted)
+        total = len(entries)
+        found = [(order(_text(first(e["attributes"], key) or "")), e) for e in entries]
+    found.sort(key=lambda item: item[0])
+    if after is not None:
+        found = [item for item in found if item[0] > order(after)]
+    page = found[: query.count] if query.count else []
+    more = len(found) > len(page) and bool(page)
+    last = _text(first(page[-1][1]["attributes"], key)) if more else None
+    return total, [entry for _, entry in page], last
+
+
+def find_users(backend: Users, query: Query) -> Page:
+    """A cursor page of users, walked by their id."""
+    key, _ = KEYSET_DIALECTS[backend.settings.dialect]
+    condition = to_ldap(query.filter, backend.user_filters) if query.filter else ""
+    total, entries, last = _page(
+        backend,
+        keyset_pager(backend),
+        backend.settings.users_bases,
+        backend.user_scope,
+        f"(&{backend.profile.user_filter}{condition})",
+        key,
+        str.lower,  # the id's ordering rule compares the UUID's octets: its hex, lower case
+        query,
+        backend._user_attributes(query.attributes),
+    )
+    return Page(total, backend._to_users(entries), last)
+
+
+def find_groups(backend: Groups, query: Query) -> Page:
+    """A cursor page of groups, walked by their cn (the group's id), in the index pages'
+    order and with their pager."""
+    condition = to_ldap(query.filter, backend.group_filters) if query.filter else ""
+    total, entries, last = _page(
+        backend,
+        backend.pager,
+        backend.settings.groups_bases,
+        backend.group_scope,
+        f"(&{backend.profile.group_filter}{condition})",
+        _GROUP_KEY,
+        str.casefold,  # as caseIgnoreOrderingMatch compares
+        query,
+        backend._group_attributes(),
+    )
+    with_members = query.attributes is None or "members" in query.attributes
+    members = backend._members_of([e["dn"] for e in entries]) if with_members else {}
+    ids = backend._group_named_ids(entries)
+    groups = [
+        backend._to_group(e, members.get(e["dn"].lower()) if with_members else None, ids)
+        for e in entries
+    ]
+    return Page(total, groups, last)
