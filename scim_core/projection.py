@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from scim_core.errors import InvalidValue
+from scim_core.schemas.attributes import Unreturned
 
-__all__ = ["MAX_PROJECTED_NAMES", "Projection", "parse_projection"]
+__all__ = ["MAX_PROJECTED_NAMES", "Projection", "parse_projection", "without_unreturned"]
 
 _ALWAYS = frozenset({"id", "schemas", "meta"})
 #: Names ``attributes`` or ``excludedAttributes`` may list: every attribute and sub-attribute
@@ -75,30 +76,12 @@ class Projection:
             )
         return lowered not in self.exclude
 
-    def apply(
-        self, resource: Mapping[str, Any], request_only: frozenset[str] = frozenset()
-    ) -> dict[str, Any]:
-        """The resource with only the wanted attributes (and sub-attributes).
-
-        :param request_only: lower-case ``parent.sub`` names whose schema says
-            ``returned: "request"`` (RFC 7643 §7): kept only when ``attributes`` names them.
-        """
+    def apply(self, resource: Mapping[str, Any]) -> dict[str, Any]:
+        """The resource with only the wanted attributes (and sub-attributes)."""
         result: dict[str, Any] = {}
         for key, value in resource.items():
             if not self.wants(key):
                 continue
-            hidden = {
-                name.split(".", 1)[1]
-                for name in request_only
-                if name.startswith(key.lower() + ".") and name not in self.include
-            }
-            if hidden and isinstance(value, list):
-                value = [
-                    {k: v for k, v in item.items() if k.lower() not in hidden}
-                    if isinstance(item, dict)
-                    else item
-                    for item in value
-                ]
             inner = {
                 n[len(key) + 1 :].split(".", 1)[0]
                 for n in self.include
@@ -125,3 +108,39 @@ def parse_projection(query: Mapping[str, str], core_urn: str) -> Projection:
         include=_names(query.get("attributes"), core_urn),
         exclude=_names(query.get("excludedAttributes"), core_urn),
     )
+
+
+def without_unreturned(
+    resource: Mapping[str, Any],
+    unreturned: Sequence[Unreturned],
+    asked: frozenset[str] = frozenset(),
+) -> dict[str, Any]:
+    """``resource`` without what its schemas never return, nor what they return only when
+    ``attributes`` names it and ``asked`` (its lower-case names) does not (RFC 7643 §7)."""
+    shown = dict(resource)
+    for rule in unreturned:
+        if rule.on_request and rule.asked_as & asked:
+            continue
+        holder: Any = shown if rule.schema is None else shown.get(rule.schema)
+        if not isinstance(holder, dict) or rule.name not in holder:
+            continue
+        holder = dict(holder)
+        if rule.sub is None:
+            del holder[rule.name]
+        else:
+            holder[rule.name] = _without_sub(holder[rule.name], rule.sub)
+        if rule.schema is None:
+            shown = holder
+        elif holder:
+            shown[rule.schema] = holder
+        else:
+            del shown[rule.schema]
+    return shown
+
+
+def _without_sub(value: Any, sub: str) -> Any:
+    if isinstance(value, dict):
+        return {k: v for k, v in value.items() if k.lower() != sub.lower()}
+    if isinstance(value, list):
+        return [_without_sub(item, sub) if isinstance(item, dict) else item for item in value]
+    return value

@@ -50,7 +50,7 @@ from scim_core.group_patch import MembershipPlan, group_value
 from scim_core.messages import SCIM_MEDIA_TYPE, ScimRequest, ScimResponse
 from scim_core.paging import Window, parse_window
 from scim_core.patch import PatchOperation, apply_patch, checked_operations
-from scim_core.projection import Projection, parse_projection
+from scim_core.projection import Projection, parse_projection, without_unreturned
 from scim_core.schemas.attributes import DEFAULT_SCHEMAS, Attribute, SchemaSet
 from scim_core.schemas.resources import (
     GROUP_URN,
@@ -234,42 +234,6 @@ class ScimService:
         return replaced
 
     @functools.cached_property
-    def _unreturned(self) -> dict[str, tuple[tuple[str | None, str, bool], ...]]:
-        """resource type -> (extension URN or None for the core, attribute, whether it is
-        returned when asked for) of each attribute whose ``returned`` is ``never`` or
-        ``request`` (RFC 7643 §7)."""
-        return {
-            kind: tuple(
-                (None if index == 0 else schema.id, attribute.name, attribute.returned == "request")
-                for index, schema in enumerate(self.schemas.get(kind))
-                for attribute in schema.attributes
-                if attribute.returned in ("never", "request")
-            )
-            for kind in ("User", "Group")
-        }
-
-    def _without_unreturned(
-        self, resource: Resource, resource_type: str, projection: Projection | None
-    ) -> Resource:
-        """``resource`` without what its schema never returns, nor what it returns only when
-        ``attributes`` names it and this request's does not."""
-        asked = projection.include if projection is not None else frozenset()
-        shown = dict(resource)
-        for urn, name, on_request in self._unreturned.get(resource_type, ()):
-            full = (f"{urn}:{name}" if urn else name).lower()
-            if on_request and (full in asked or (urn is None and name.lower() in asked)):
-                continue
-            holder = shown if urn is None else shown.get(urn)
-            if isinstance(holder, dict) and name in holder:
-                if urn is None:
-                    del shown[name]
-                else:
-                    shown[urn] = {k: v for k, v in holder.items() if k != name}
-                    if not shown[urn]:
-                        del shown[urn]
-        return shown
-
-    @functools.cached_property
     def _user_references(self) -> dict[str, tuple[tuple[str, str], ...]]:
         """resource type -> (extension URN, attribute) of each single reference to a User
         (the enterprise manager, a site's), whose ``$ref`` the service derives."""
@@ -436,7 +400,9 @@ class ScimService:
         endpoint = _ENDPOINTS[resource_type]
         urns = [schema.id for schema in self.schemas.get(resource_type)]
         rendered: dict[str, Any] = {"schemas": [urns[0]]}
-        rendered.update(self._without_unreturned(resource, resource_type, projection))
+        asked = projection.include if projection is not None else frozenset()
+        unreturned = self.schemas.unreturned.get(resource_type, ())
+        rendered.update(without_unreturned(resource, unreturned, asked))
         rendered["schemas"] += [urn for urn in urns[1:] if rendered.get(urn)]
         meta = dict(resource.get("meta") or {})
         meta["resourceType"] = resource_type
@@ -452,9 +418,7 @@ class ScimService:
                 if reference.get("value"):
                     reference["$ref"] = f"{request.base_url}/Users/{reference['value']}"
                 rendered[urn] = {**holder, name: reference}
-        return (projection or Projection()).apply(
-            rendered, self.schemas.request_only.get(resource_type, frozenset())
-        )
+        return (projection or Projection()).apply(rendered)
 
     def _resource_response(
         self,

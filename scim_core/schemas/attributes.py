@@ -33,7 +33,6 @@ __all__ = [
     "GROUP_EXTERNAL_ID",
     "GROUP_SCHEMA",
     "GROUP_URN",
-    "REQUEST_ONLY",
     "SCHEMAS_BY_RESOURCE_TYPE",
     "SCHEMA_URN",
     "STANDARD_USER_ATTRIBUTES",
@@ -48,6 +47,7 @@ __all__ = [
     "Schema",
     "SchemaSet",
     "UniquenessKind",
+    "Unreturned",
     "coerce",
     "resolve",
     "to_schema_json",
@@ -335,20 +335,43 @@ SCHEMAS_BY_RESOURCE_TYPE: Mapping[str, tuple[Schema, ...]] = {
 }
 
 
-def _request_only(schemas: tuple[Schema, ...]) -> frozenset[str]:
-    return frozenset(
-        f"{top.name}.{sub.name}".lower()
-        for schema in schemas
-        for top in schema.attributes
-        for sub in top.sub_attributes
-        if sub.returned == "request"
-    )
+@dataclass(frozen=True)
+class Unreturned:
+    """An attribute a response leaves out (RFC 7643 §7 ``returned``): always when ``never``,
+    when ``request`` unless the request's ``attributes`` names it.
+
+    :param schema: the extension URN holding it, ``None`` for the core schema.
+    :param name: the top-level attribute.
+    :param sub: the sub-attribute, or ``None`` for the attribute as a whole.
+    :param on_request: ``returned: "request"`` (else ``never``).
+    """
+
+    schema: str | None
+    name: str
+    sub: str | None
+    on_request: bool
+
+    @property
+    def asked_as(self) -> frozenset[str]:
+        """The lower-case names in ``attributes`` that ask for it."""
+        dotted = f"{self.name}.{self.sub}" if self.sub else self.name
+        names = {f"{self.schema}:{dotted}".lower()} if self.schema else {dotted.lower()}
+        return frozenset(names)
 
 
-#: Lower-case ``parent.sub`` names returned only when asked for (``returned: "request"``).
-REQUEST_ONLY: Mapping[str, frozenset[str]] = {
-    kind: _request_only(schemas) for kind, schemas in SCHEMAS_BY_RESOURCE_TYPE.items()
-}
+def _unreturned(schemas: tuple[Schema, ...]) -> tuple[Unreturned, ...]:
+    found = []
+    for index, schema in enumerate(schemas):
+        urn = None if index == 0 else schema.id
+        for top in schema.attributes:
+            if top.returned in ("never", "request"):
+                found.append(Unreturned(urn, top.name, None, top.returned == "request"))
+            found += [
+                Unreturned(urn, top.name, sub.name, sub.returned == "request")
+                for sub in top.sub_attributes
+                if sub.returned in ("never", "request")
+            ]
+    return tuple(found)
 
 
 def _string(name: str, description: str, kind: AttrType = "string") -> Attribute:
@@ -432,9 +455,9 @@ class SchemaSet:
         return tuple(self.by_resource_type.get(resource_type, ()))
 
     @functools.cached_property
-    def request_only(self) -> Mapping[str, frozenset[str]]:
-        """Lower-case ``parent.sub`` names returned only when asked for, per resource type."""
-        return {kind: _request_only(schemas) for kind, schemas in self.by_resource_type.items()}
+    def unreturned(self) -> Mapping[str, tuple[Unreturned, ...]]:
+        """What a response leaves out, per resource type (``returned`` never or request)."""
+        return {kind: _unreturned(schemas) for kind, schemas in self.by_resource_type.items()}
 
     def with_attributes(
         self,
