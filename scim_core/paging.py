@@ -53,7 +53,7 @@ def parse_window(query: Mapping[str, str], *, default_count: int, max_results: i
     # An index-paged request keeps the answer it always had; a cursor walk uses the
     # cursor-specific error of RFC 9865.
     count = _integer(query, "count", InvalidValue if cursor is None else InvalidCount)
-    start_index = 1 if start is None or start < 1 else start
+    start_index = 1 if start is None else max(1, start)
     if count is None:
         count = default_count
     return Window(start_index=start_index, count=max(0, min(count, max_results)), cursor=cursor)

@@ -18,21 +18,26 @@ def test_substitute_keeps_types_and_refuses_unknown_names():
 
 
 @pytest.mark.parametrize(
-    ("expected", "actual"),
+    ("expected", "actual", "report"),
     [
-        ({"a": 1}, {"a": 2}),
-        ({"a": 1}, {}),
-        ({"a": ABSENT}, {"a": None}),
-        ({"a": PRESENT}, {}),
-        ({"a": True}, {"a": "True"}),
-        ({"a": 1}, {"a": True}),
-        ({"a": [{"v": 1}]}, {"a": [{"v": 1}, {"v": 2}]}),
-        ({"a": [{"v": 1}, {"v": 1}]}, {"a": [{"v": 1}, {"v": 2}]}),
-        ({"a": {"b": "x"}}, {"a": "x"}),
+        ({"a": 1}, {"a": 2}, "body.a: expected 1, got 2"),
+        ({"a": 1}, {}, "body.a: missing"),
+        ({"a": ABSENT}, {"a": None}, "body.a: expected absent, got None"),
+        ({"a": PRESENT}, {}, "body.a: missing"),
+        ({"a": True}, {"a": "True"}, "body.a: expected True, got 'True'"),
+        ({"a": 1}, {"a": True}, "body.a: expected 1, got True"),
+        ({"a": [{"v": 1}]}, {"a": [{"v": 1}, {"v": 2}]}, "body.a: expected 1 items, got "),
+        (
+            {"a": [{"v": 1}, {"v": 1}]},
+            {"a": [{"v": 1}, {"v": 2}]},
+            "body.a[1]: no item matches {'v': 1} in [{'v': 2}]",
+        ),
+        ({"a": {"b": "x"}}, {"a": "x"}, "body.a: expected an object, got 'x'"),
     ],
 )
-def test_mismatches_are_reported(expected, actual):
-    assert mismatch(expected, actual) is not None
+def test_mismatches_are_reported(expected, actual, report):
+    # The report names the place and what differs: the replay's failure message.
+    assert mismatch(expected, actual).startswith(report)
 
 
 def test_matches():

@@ -204,7 +204,16 @@ def test_schemathesis_finds_no_server_error_and_no_schema_violation(fuzz_app, mo
 
 
 def test_figures(capsys):
-    """Print the run's figures (``pytest -s -k figures``), for docs/reliability.md."""
+    """The run's figures add up, and are printed (``pytest -s``) for docs/reliability.md.
+
+    Runs after the fuzz tests above (file order); alone, it has no figures and fails.
+    """
+    for mode in GenerationMode.POSITIVE, GenerationMode.NEGATIVE:
+        prefix = f"{mode.value} status "
+        counts = {int(k[len(prefix) :]): v for k, v in FIGURES.items() if k.startswith(prefix)}
+        assert FIGURES[f"{mode.value} operations"] > 0
+        assert sum(counts.values()) == FIGURES[f"{mode.value} examples"]
+        assert all(status < 500 or status == 501 for status in counts), counts
     with capsys.disabled():
         for key in sorted(FIGURES):
             print(f"schemathesis {key}: {FIGURES[key]}")

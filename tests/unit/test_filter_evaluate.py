@@ -194,3 +194,47 @@ def test_long_chains() -> None:
     assert evaluate(node, BJENSEN)
     node = parse_filter(" and ".join(["title pr"] * 1000), max_length=40_000)
     assert evaluate(node, BJENSEN)
+
+
+# `not`, `and`, `or` over three conditions whose truth is known: T, F and another T/F.
+_T, _F = 'userType eq "Employee"', 'userType eq "Intern"'
+_T2, _F2 = "title pr", "locale pr"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (f"not ({_T})", False),
+        (f"not ({_F})", True),
+        (f"not (not ({_F}))", False),
+        (f"not ({_T} and {_F})", True),
+        (f"not ({_T} or {_F})", False),
+        (f"not ({_F}) and {_T}", True),
+        (f"not ({_T}) or {_F}", False),
+        (f"{_T} and not ({_F2})", True),
+        # and binds tighter than or (RFC 7644 §3.4.2.2, Table 5).
+        (f"{_T} or {_F} and {_F2}", True),
+        (f"{_F} and {_F2} or {_T}", True),
+        (f"{_F} or {_T} and {_F2}", False),
+        (f"({_F} or {_T}) and {_T2}", True),
+        (f"{_F} or {_F2} or {_T}", True),
+        (f"{_T} and {_T2} and {_F}", False),
+        (f"{_T} and {_T2} and {_T}", True),
+        (f"{_F} or {_F2}", False),
+        # not inside a value filter: per element.
+        ('emails[not (type eq "home")]', True),
+        ('emails[not (type eq "home") and type eq "home"]', False),
+        ('emails[not (value co "@")]', False),
+        ('ims[not (type eq "aim")]', False),
+        ('emails[not (primary eq true) and type eq "work"]', False),
+        ('emails[not (primary eq true) and type eq "home"]', True),
+    ],
+)
+def test_not_and_or(text: str, expected: bool) -> None:
+    assert evaluate(parse_filter(text), BJENSEN) is expected
+
+
+def test_not_on_one_element_picks_the_others() -> None:
+    # What a PATCH value path does with each element: emails[not (type eq "work")].
+    node = parse_filter('not (type eq "work")')
+    assert [evaluate(node, e) for e in BJENSEN["emails"]] == [False, True]

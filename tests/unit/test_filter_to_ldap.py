@@ -101,6 +101,12 @@ TABLE = [
     ("loginCount ge 10", "(loginCount>=10)"),
     ("loginCount eq -1.5", "(loginCount=-1.5)"),
     ("title eq true", "(title=TRUE)"),
+    ("title eq false", "(title=FALSE)"),
+    ("title ne false", "(!(title=FALSE))"),
+    ("not (active eq false)", f"(!{INACTIVE})"),
+    ("active pr", "(objectClass=*)"),
+    ('title sw ""', "(title=*)"),
+    ('title ew ""', "(title=*)"),
     ('title co ""', "(title=*)"),
     ('title eq ""', "(title=)"),
     # Names: case-insensitive, schema URIs, sub-attributes, aliases.

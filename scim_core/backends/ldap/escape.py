@@ -35,6 +35,6 @@ def dn_value(value: str) -> str:
     parts = [_DN_SPECIALS.get(c, c) for c in value]
     if value[0] in "# ":
         parts[0] = "\\" + parts[0]
-    if value[-1] == " " and (len(value) > 1 or value[0] != " "):
+    if value[-1] == " ":  # a lone space is escaped once: it is its own first character
         parts[-1] = "\\ "
     return "".join(parts)

@@ -1,0 +1,210 @@
+"""PATCH cases a client sees the answer of: each pins one rule of RFC 7644 §3.5.2 (or one of
+the service's documented decisions) that a plausible slip in the engine would break."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from scim_core import Mutability, ScimRequest, ScimService, apply_patch
+from scim_core.backends.memory import MemoryBackend
+from scim_core.errors import InvalidPath
+
+ENT = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"
+CORE = "urn:ietf:params:scim:schemas:core:2.0:User"
+PATCH_OP = "urn:ietf:params:scim:api:messages:2.0:PatchOp"
+USER: dict[str, Any] = {
+    "id": "u1",
+    "userName": "bjensen",
+    "name": {"givenName": "Barbara", "familyName": "Jensen"},
+    "emails": [
+        {"value": "bjensen@example.com", "type": "work", "primary": True},
+        {"value": "babs@jensen.org", "type": "home"},
+    ],
+    "active": True,
+    ENT: {"employeeNumber": "701984", "department": "Tours"},
+}
+GROUP: dict[str, Any] = {
+    "id": "g1",
+    "displayName": "Tour Guides",
+    "members": [{"value": "u1", "type": "User"}],
+}
+
+
+def patch(operations: list[dict[str, Any]], resource: dict[str, Any] | None = None, kind="User"):
+    return apply_patch(resource or USER, operations, kind)
+
+
+def test_operations_after_an_extension_remove_still_apply():
+    result, changed = patch(
+        [
+            {"op": "remove", "path": ENT},
+            {"op": "replace", "path": "name.givenName", "value": "Babs"},
+            {"op": "add", "path": f"{ENT}:employeeNumber", "value": "42"},
+        ]
+    )
+    assert changed
+    assert result["name"]["givenName"] == "Babs"
+    assert result[ENT] == {"employeeNumber": "42"}
+
+
+def test_a_sub_attribute_removed_through_a_filter_goes_from_the_matched_elements_only():
+    result, changed = patch([{"op": "remove", "path": 'emails[type eq "work"].primary'}])
+    assert changed
+    assert result["emails"] == [
+        {"value": "bjensen@example.com", "type": "work"},
+        {"value": "babs@jensen.org", "type": "home"},
+    ]
+    result, _ = patch([{"op": "remove", "path": 'emails[type eq "home"].type'}])
+    assert result["emails"] == [
+        {"value": "bjensen@example.com", "type": "work", "primary": True},
+        {"value": "babs@jensen.org"},
+    ]
+
+
+def test_removing_the_value_of_filtered_elements_removes_those_elements_only():
+    result, _ = patch([{"op": "remove", "path": 'emails[type eq "home"].value'}])
+    assert result["emails"] == [{"value": "bjensen@example.com", "type": "work", "primary": True}]
+
+
+def test_remove_with_a_negated_filter_keeps_what_the_filter_excludes():
+    result, changed = patch([{"op": "remove", "path": 'emails[not (type eq "work")]'}])
+    assert changed
+    assert result["emails"] == [{"value": "bjensen@example.com", "type": "work", "primary": True}]
+    result, _ = patch([{"op": "remove", "path": 'emails[not (type eq "work" or type eq "home")]'}])
+    assert result["emails"] == USER["emails"]
+
+
+def test_value_filters_compare_per_the_sub_attributes_case_exactness():
+    # emails.value is not caseExact: any case matches.
+    result, _ = patch([{"op": "remove", "path": 'emails[value eq "BABS@JENSEN.ORG"]'}])
+    assert [e["value"] for e in result["emails"]] == ["bjensen@example.com"]
+    # Nor is type.
+    result, _ = patch([{"op": "replace", "path": 'emails[type eq "HOME"].type', "value": "other"}])
+    assert [e.get("type") for e in result["emails"]] == ["work", "other"]
+
+
+def test_a_list_of_one_object_writes_the_selected_element():
+    result, changed = patch(
+        [{"op": "replace", "path": 'emails[type eq "home"]', "value": [{"value": "b@x.org"}]}]
+    )
+    assert changed
+    assert result["emails"][1] == {"value": "b@x.org", "type": "home"}
+    result, _ = patch(
+        [{"op": "add", "path": 'emails[type eq "home"]', "value": [{"primary": True}]}]
+    )
+    assert result["emails"] == [
+        {"value": "bjensen@example.com", "type": "work", "primary": False},
+        {"value": "babs@jensen.org", "type": "home", "primary": True},
+    ]
+
+
+def test_a_filter_matching_nothing_creates_the_element_from_its_equalities():
+    result, _ = patch(
+        [{"op": "replace", "path": 'emails[type eq "other"].value', "value": "o@x.org"}]
+    )
+    assert result["emails"][-1] == {"type": "other", "value": "o@x.org"}
+    assert len(result["emails"]) == 3
+    unchanged, changed = patch([{"op": "remove", "path": 'emails[type eq "other"]'}])
+    assert (unchanged, changed) == (USER, False)
+
+
+def test_an_immutable_attribute_in_a_pathless_replace_cannot_change():
+    with pytest.raises(Mutability):
+        patch([{"op": "replace", "value": {"displayName": "Renamed"}}], GROUP, "Group")
+    same, changed = patch(
+        [{"op": "replace", "value": {"displayName": "Tour Guides"}}], GROUP, "Group"
+    )
+    assert (same, changed) == (GROUP, False)
+    # An immutable sub-attribute in a path-less replace is skipped, not written.
+    same, changed = patch([{"op": "replace", "value": {"members.value": "u9"}}], GROUP, "Group")
+    assert (same, changed) == (GROUP, False)
+
+
+def test_an_immutable_attribute_through_a_path():
+    with pytest.raises(Mutability):
+        patch([{"op": "replace", "path": "displayName", "value": "Renamed"}], GROUP, "Group")
+    with pytest.raises(Mutability):
+        patch([{"op": "replace", "path": "members.value", "value": "u2"}], GROUP, "Group")
+    with pytest.raises(Mutability):
+        patch([{"op": "remove", "path": "displayName"}], GROUP, "Group")
+    with pytest.raises(Mutability):
+        patch([{"op": "replace", "path": "meta", "value": {}}])
+    with pytest.raises(Mutability):
+        patch([{"op": "remove", "path": f"{CORE}:id"}])
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        f"{CORE}:nickName",
+        f"{CORE}:name.middleName",
+        f"{CORE}:phoneNumbers",
+        f'{CORE}:addresses[type eq "work"].locality',
+        f"{ENT}:costCenter",
+        "NICKNAME",
+        "ims",
+    ],
+)
+def test_a_path_to_a_standard_attribute_nothing_stores_is_skipped(path):
+    result, changed = patch(
+        [
+            {"op": "replace", "path": path, "value": "x"},
+            {"op": "replace", "path": "name.givenName", "value": "Babs"},
+        ]
+    )
+    assert changed
+    assert result == {**USER, "name": {"givenName": "Babs", "familyName": "Jensen"}}
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "urn:example:other:2.0:User:nickName",
+        f"{CORE}:nosuch",
+        "nosuch",
+        "name.nosuch",
+        f"{ENT}:nosuch",
+    ],
+)
+def test_a_path_to_anything_else_is_invalid(path):
+    with pytest.raises(InvalidPath):
+        patch([{"op": "replace", "path": path, "value": "x"}])
+
+
+def _call(service: ScimService, method: str, path: str, body: Any = None):
+    request = ScimRequest(
+        method,
+        path,
+        body=None if body is None else json.dumps(body).encode(),
+        content_type="application/scim+json",
+    )
+    response = service.handle(request)
+    return response.status, json.loads(response.body_bytes() or b"null")
+
+
+def test_over_the_service_a_negated_filter_removes_only_the_other_address():
+    service = ScimService(MemoryBackend())
+    status, user = _call(
+        service,
+        "POST",
+        "/Users",
+        {
+            "userName": "negate",
+            "name": {"givenName": "N", "familyName": "G"},
+            "emails": [
+                {"value": "n@work.example", "type": "work", "primary": True},
+                {"value": "n@home.example", "type": "home"},
+            ],
+        },
+    )
+    assert status == 201
+    operations = [{"op": "remove", "path": 'emails[not (type eq "work")]'}]
+    body = {"schemas": [PATCH_OP], "Operations": operations}
+    status, patched = _call(service, "PATCH", f"/Users/{user['id']}", body)
+    assert status == 200
+    assert [e["value"] for e in patched["emails"]] == ["n@work.example"]
+    status, again = _call(service, "GET", f"/Users/{user['id']}")
+    assert [e["value"] for e in again["emails"]] == ["n@work.example"]
