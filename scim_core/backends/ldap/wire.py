@@ -77,6 +77,7 @@ __all__ = [
     "message_head",
     "modify",
     "parse_entry",
+    "parse_final",
     "parse_message",
     "parse_result",
     "search",
@@ -466,6 +467,9 @@ def parse_message(data: bytes) -> tuple[int, int, int, int]:
     :raises ProtocolError: for anything but one complete LDAPMessage, optionally with
         controls, filling ``data`` exactly.
     """
+    head = message_head(data)
+    if head is None or head[0] != len(data):
+        raise ProtocolError("an incomplete LDAPMessage, or more than one")
     try:
         start, end = _expect(data, 0, _SEQUENCE)
         id_start, id_end = _expect(data, start, _INTEGER)
@@ -704,7 +708,7 @@ def search(
             if tag == _SEARCH_ENTRY:
                 entries.append(parse_entry(data, start, end, names, binary))
             elif tag == _SEARCH_DONE:
-                result = _final(data, start, end, tag)
+                result = parse_final(data, start, end, tag)
     except _RangedAnswer:
         # Active Directory sent part of a long value list: ldap3 fetches the rest.
         return _ldap3_search(connection, base, search_filter, scope, attributes, controls, binary)
@@ -754,7 +758,8 @@ def modify(
             pass
         else:
             try:
-                result = _final(*answers[-1][1:], answers[-1][0])
+                tag, data, start, end = answers[-1]
+                result = parse_final(data, start, end, tag)
             except ProtocolError as error:
                 raise _broken(connection, str(error)) from None
             connection.response = None
@@ -764,9 +769,12 @@ def modify(
     return dict(connection.result or {})
 
 
-def _final(data: bytes, start: int, end: int, tag: int) -> dict[str, Any]:
+def parse_final(data: bytes, start: int, end: int, tag: int) -> dict[str, Any]:
     """The operation's final LDAPResult, with the response controls that follow it in the
-    message (RFC 4511 §4.1.11)."""
+    message (RFC 4511 §4.1.11), decoded by ldap3 (``result["controls"]``).
+
+    :raises ProtocolError: for a malformed result or controls ldap3 cannot decode.
+    """
     result = parse_result(data, start, end, tag)
     if end < len(data):
         result["controls"] = _response_controls(data)
