@@ -37,7 +37,7 @@ import contextlib
 import functools
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from ldap3 import (
@@ -683,13 +683,19 @@ def search(
     """
     if not _eligible(connection):
         return _ldap3_search(connection, base, search_filter, scope, attributes, controls, binary)
-    try:
-        names = {a.lower(): a for a in attributes}
-        with connection.connection_lock:
-            message_id = connection.server.next_message_id()
+    names = {a.lower(): a for a in attributes}
+    entries: list[Entry] = []
+    result: dict[str, Any] | None = None
+    ranged = False
+    with connection.connection_lock, _stream(connection):
+        message_id = connection.server.next_message_id()
+        try:
             payload = encode_search_request(
                 message_id, base, _SCOPES[scope], search_filter, attributes, controls=controls
             )
+        except FilterError:
+            payload = b""
+        if payload:
             request = {
                 "type": "searchRequest",
                 "base": base,
@@ -697,24 +703,20 @@ def search(
                 "attributes": list(attributes),
                 "controls": controls,
             }
-            response = _exchange(connection, message_id, payload, request)
-    except FilterError:
-        # Not ours to judge: ldap3 parses what it can (or raises its own error).
+            # Each answer is decoded as it arrives: a malformed one fails the search at once.
+            for tag, data, start, end in _exchange(connection, message_id, payload, request):
+                if tag == _SEARCH_ENTRY and not ranged:
+                    try:
+                        entries.append(parse_entry(data, start, end, names, binary))
+                    except _RangedAnswer:
+                        ranged = True  # the rest is read (the stream stays in step), not kept
+                elif tag == _SEARCH_DONE:
+                    result = parse_final(data, start, end, tag)
+    if result is None or ranged:
+        # A filter this encoder cannot read is not ours to judge: ldap3 parses what it can
+        # (or raises its own error). Active Directory's part of a long value list (ranged):
+        # ldap3 fetches the rest.
         return _ldap3_search(connection, base, search_filter, scope, attributes, controls, binary)
-    entries: list[Entry] = []
-    result: dict[str, Any] | None = None
-    try:
-        for tag, data, start, end in response:
-            if tag == _SEARCH_ENTRY:
-                entries.append(parse_entry(data, start, end, names, binary))
-            elif tag == _SEARCH_DONE:
-                result = parse_final(data, start, end, tag)
-    except _RangedAnswer:
-        # Active Directory sent part of a long value list: ldap3 fetches the rest.
-        return _ldap3_search(connection, base, search_filter, scope, attributes, controls, binary)
-    except ProtocolError as error:
-        raise _broken(connection, str(error)) from None
-    assert result is not None  # _exchange returns once the done message has arrived
     connection.response = entries
     _conclude(connection, result)
     return entries, result
@@ -747,21 +749,20 @@ def modify(
     ldap3's list form, ``{attribute: [(operation, [values])]}``.
     """
     if _eligible(connection) and not connection.read_only:
-        try:
-            with connection.connection_lock:
-                message_id = connection.server.next_message_id()
-                payload = encode_modify_request(message_id, dn, changes, controls=controls)
-                # Attribute names only: the values are no business of a log.
-                request = {"type": "modifyRequest", "entry": dn, "changes": list(changes)}
-                answers = _exchange(connection, message_id, payload, request, _MODIFY_RESPONSE)
-        except _NotOurs:
-            pass
-        else:
+        result: dict[str, Any] | None = None
+        with connection.connection_lock, _stream(connection):
+            message_id = connection.server.next_message_id()
             try:
-                tag, data, start, end = answers[-1]
-                result = parse_final(data, start, end, tag)
-            except ProtocolError as error:
-                raise _broken(connection, str(error)) from None
+                payload = encode_modify_request(message_id, dn, changes, controls=controls)
+            except _NotOurs:
+                payload = b""
+            # Attribute names only: the values are no business of a log.
+            request = {"type": "modifyRequest", "entry": dn, "changes": list(changes)}
+            done = _MODIFY_RESPONSE
+            for tag, data, start, end in _exchange(connection, message_id, payload, request, done):
+                if tag == done:
+                    result = parse_final(data, start, end, tag)
+        if result is not None:
             connection.response = None
             _conclude(connection, result)
             return result
@@ -797,6 +798,17 @@ _PARTIAL = {
     _SEARCH_DONE: frozenset({_SEARCH_ENTRY, _SEARCH_REFERENCE, _INTERMEDIATE_RESPONSE}),
     _MODIFY_RESPONSE: frozenset({_INTERMEDIATE_RESPONSE}),
 }
+
+
+@contextlib.contextmanager
+def _stream(connection: Connection) -> Iterator[None]:
+    """A :class:`ProtocolError` inside closes the connection: its stream cannot be trusted."""
+    try:
+        yield
+    except ProtocolError as error:
+        if not connection.closed:
+            _broken(connection, str(error))
+        raise
 
 
 def _broken(connection: Connection, why: str, error: type[Exception] = ProtocolError) -> Exception:
@@ -867,15 +879,17 @@ def _exchange(
     payload: bytes,
     request: dict[str, Any],
     done: int = _SEARCH_DONE,
-) -> list[tuple[int, bytes, int, int]]:
-    """Send the request and collect the answers up to the final one (tag ``done``): (tag,
-    message, start, end) each. Runs under the connection lock; ``request`` is for ldap3's log
-    and usage counters.
+) -> Iterator[tuple[int, bytes, int, int]]:
+    """Send the request (none for an empty ``payload``) and yield the answers as they arrive, up
+    to the final one (tag ``done``): (tag, message, start, end) each. Runs under the connection
+    lock and :func:`_stream`; ``request`` is for ldap3's log and usage counters.
 
     Each answer is judged by its first bytes (:func:`message_head`): another message id, an
     unsolicited message other than an ExtendedResponse, or a type that cannot answer the
     request fails at once, without waiting for the rest of it or for the timeout.
     """
+    if not payload:
+        return
     connection.request = request
     if log_enabled(PROTOCOL):
         log(PROTOCOL, "fast %s <%s> sent via <%s>", request["type"], request, connection)
@@ -893,7 +907,6 @@ def _exchange(
     timeout = connection.receive_timeout
     deadline = None if timeout is None else time.monotonic() + timeout
     partial = _PARTIAL.get(done, frozenset())
-    answers: list[tuple[int, bytes, int, int]] = []
     buffer = bytearray()
     try:
         while True:
@@ -923,13 +936,9 @@ def _exchange(
                 raise _broken(connection, "unknown unsolicited notification from server")
             if tag == _EXTENDED_RESPONSE:
                 _unexpected(connection, request, tag, data)
-            answers.append((tag, data, start, stop))
+            yield tag, data, start, stop
             if tag == done:
-                return answers
-    except ProtocolError as error:
-        if not connection.closed:
-            raise _broken(connection, str(error)) from None
-        raise
+                return
     finally:
         if deadline is not None:
             with contextlib.suppress(OSError):
