@@ -35,6 +35,12 @@ run: system-deps venv
 test: system-deps venv
 	$(BIN)/tox -e lint,typing,py311,docs,release
 
+# The suite with SCIM_LDAP_FAST_PATH=off (plain ldap3 for every directory operation) on
+# OpenLDAP and 389-DS.
+.PHONY: test-plain-ldap3
+test-plain-ldap3: system-deps venv
+	$(BIN)/tox -e plain-ldap3
+
 lint: venv
 	$(BIN)/tox -e lint
 
