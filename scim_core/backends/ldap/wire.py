@@ -8,9 +8,8 @@ the worker; for the 10,000 members of a group, nearly all of a 0.8 s request.
 
 A search request is simple BER (RFC 4511 §4.5.1), so :func:`search` encodes it here from the
 filter string (RFC 4515) and the controls' ready-made values, sends it on the ldap3
-connection's own socket (TLS included), lets ldap3's strategy frame the answers
-(``SyncStrategy.receiving``: receive timeout, closing the connection on a socket error), and
-decodes entries and the result itself; the few response controls (VLV) are decoded by ldap3.
+connection's own socket (TLS included), frames the answers and decodes entries and the result
+itself; the few response controls (VLV, post-read) are decoded by ldap3.
 Result codes raise ldap3's own :class:`~ldap3.core.exceptions.LDAPOperationResult` exactly as
 ``raise_exceptions=True`` does, and failures of the connection raise ldap3's communication
 errors, so :class:`~scim_core.backends.ldap.connection.ConnectionFactory` reconnects and fails
@@ -20,14 +19,35 @@ through ``Connection.search`` unchanged. :func:`modify` does the same for a Modi
 (the service's user and membership writes); its answer is one LDAPResult with the controls
 (a post-read entry) decoded by ldap3.
 
+Answers are framed here, not by ldap3's ``SyncStrategy.receiving`` (which waits the receive
+timeout per read, so a server trickling bytes holds the worker for ever, and keeps whatever a
+length field promises): a message is judged on its first bytes (:func:`message_head`: a length
+of at most :data:`MAX_MESSAGE_SIZE`, its message id and type), every element's tag and extent
+is checked as it is decoded, and the operation as a whole has the connection's receive
+timeout. Whatever is malformed raises :class:`ProtocolError` and closes the connection at once;
+nothing waits for a timeout on an answer it could never take.
+
+Why the filter stays RFC 4515 text, parsed back here, rather than a tree the translator hands
+over: every client value reaches the text only through
+:func:`~scim_core.backends.ldap.escape.filter_value`, whose escapes :func:`encode_filter` turns
+back into exactly the value's octets (tests/unit/test_ldap_wire.py checks the round trip for
+any value), so the text keeps the values as apart as a tree would. The parse costs about 20 us
+for an uncached userName lookup, 1% of that request's CPU (bench/results/fast-path.md). A tree
+would save part of that but needs every filter the plugin builds in a new form (the searches in
+backend.py; the profile's and the mapping file's filters, which are configuration text and need
+this parser anyway; the assertion control), and a renderer besides for plain ldap3 and logs.
+
+``SCIM_LDAP_FAST_PATH=off`` (:class:`~scim_core.backends.ldap.connection.ConnectionFactory`
+marks its connections) sends every search and modify through ldap3 instead.
+
 Entries come back as ``{"type", "dn", "attributes"}`` like ldap3's, with two differences:
 ``attributes`` is a plain dict keyed by the attribute names as the request spelled them (the
 server may answer in another case), and a value that is not UTF-8 stays ``bytes`` (ldap3 would
 decode it as latin-1). No ``raw_dn``/``raw_attributes``; search result references are left out.
 
 This relies on ldap3 2.9 internals: ``Connection.connection_lock``, ``.socket``,
-``.listening``, ``._usage``, ``Server.next_message_id``, ``SyncStrategy.receiving`` and
-``.close``, ``BaseStrategy.decode_control_fast`` (see the pin in setup.cfg;
+``.listening``, ``.receive_timeout``, ``._usage``, ``Server.next_message_id``,
+``SyncStrategy.close``, ``BaseStrategy.decode_control_fast`` (see the pin in setup.cfg;
 tests/integration/test_wire.py runs the path against slapd).
 """
 
