@@ -321,6 +321,30 @@ def test_modify_answers_as_ldap3_does(slapd: SlapdInstance, people: list[str]) -
         connection.unbind()
 
 
+def test_with_the_fast_path_off_every_search_and_modify_is_ldap3s(
+    slapd: SlapdInstance, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SCIM_LDAP_FAST_PATH=off: a create, a change with its post-read and assertion, a
+    filtered list and a read all work without one byte of the plugin's own BER."""
+
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the fast path was taken")
+
+    monkeypatch.setattr(wire, "_exchange", refused)
+    backend = LdapBackend(settings_for(slapd, fast_path=False))
+    try:
+        created = new_user(backend, title="Off")
+        changed = backend.update_user(created["id"], created, {**created, "title": "Off 2"}, None)
+        assert changed == backend.get_user(created["id"]) and changed["title"] == "Off 2"
+        assert changed["meta"]["version"] != created["meta"]["version"]
+        with pytest.raises(Exception) as raised:  # the assertion control still guards
+            backend.update_user(created["id"], created, {**created, "title": "Off 3"}, None)
+        assert type(raised.value).__name__ == "VersionConflict"
+        backend.delete_user(created["id"])
+    finally:
+        backend.close()
+
+
 # ---------------------------------------------------------------- a scripted peer
 
 
