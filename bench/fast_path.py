@@ -52,8 +52,13 @@ def markdown(on: dict[str, Any], off: dict[str, Any]) -> str:
         f"{config['users']:,} users, a group of {config['members']:,} members. Each scenario: "
         f"{config['warmup_s']:g} s warm-up, {config['rounds']} rounds of "
         f"{config['duration_s']:g} s alternating service and floor; figures are medians over "
-        "the rounds. First the run with the fast path (the default), then the run on plain "
-        "ldap3, each on a fresh slapd. "
+        "the rounds. "
+        + (
+            "First the run on plain ldap3, then the one with the fast path (the default), "
+            if on.get("plain_first")
+            else "First the run with the fast path (the default), then the one on plain ldap3, "
+        )
+        + "each on a fresh slapd. "
         "CPU ms/req: the gunicorn workers' CPU per completed request (slapd's beside it). "
         "Floor: bench/floor_app.py, the same in both runs (how much the machine moved).",
         "",
@@ -94,6 +99,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--duration", type=float, default=5.0)
     parser.add_argument("--smoke", action="store_true", help="tiny sizes, seconds in total")
+    parser.add_argument(
+        "--plain-first", action="store_true", help="the run on plain ldap3 first (a 2nd sample)"
+    )
     parser.add_argument("--load", choices=("wrk", "python"), default="wrk")
     parser.add_argument("--output", type=Path, default=ROOT / "bench" / "results")
     args = parser.parse_args(argv)
@@ -107,11 +115,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     if config.generator == "wrk":
         bench.ensure_wrk(install=True)
-    runs = []
-    for plain in (False, True):
+    runs = {}
+    for plain in (True, False) if args.plain_first else (False, True):
         with tempfile.TemporaryDirectory(prefix="scim-fast-path-") as folder:
-            runs.append(bench.run(replace(config, plain_ldap3=plain), Path(folder)))
-    on, off = runs
+            runs[plain] = bench.run(replace(config, plain_ldap3=plain), Path(folder))
+    on, off = runs[False], runs[True]
+    on["plain_first"] = args.plain_first
     args.output.mkdir(parents=True, exist_ok=True)
     (args.output / "fast-path.json").write_text(
         json.dumps({"on": on, "off": off}, indent=1, default=str) + "\n", encoding="utf-8"
