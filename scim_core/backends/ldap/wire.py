@@ -448,6 +448,12 @@ def message_head(data: bytes | bytearray, pos: int = 0) -> tuple[int, int, int] 
         indefinite or over-long length, a length above :data:`MAX_MESSAGE_SIZE`, a message id
         that is no INTEGER of 1..4 octets or is negative.
     """
+    head = _head(data, pos)
+    return None if head is None else head[:3]
+
+
+def _head(data: bytes | bytearray, pos: int = 0) -> tuple[int, int, int, int] | None:
+    """:func:`message_head` and the position of the protocolOp."""
     available = len(data) - pos
     if available < 2:
         return None
@@ -478,7 +484,7 @@ def message_head(data: bytes | bytearray, pos: int = 0) -> tuple[int, int, int] 
     message_id = int.from_bytes(data[pos + head + 2 : pos + op], "big", signed=True)
     if message_id < 0:
         raise ProtocolError(f"a negative message id ({message_id})")
-    return pos + head + length, message_id, data[pos + op]
+    return pos + head + length, message_id, data[pos + op], pos + op
 
 
 def parse_message(data: bytes) -> tuple[int, int, int, int]:
@@ -487,24 +493,23 @@ def parse_message(data: bytes) -> tuple[int, int, int, int]:
     :raises ProtocolError: for anything but one complete LDAPMessage, optionally with
         controls, filling ``data`` exactly.
     """
-    head = message_head(data)
+    head = _head(data)
     if head is None or head[0] != len(data):
         raise ProtocolError("an incomplete LDAPMessage, or more than one")
+    start, end = _operation(data, head[3])
+    return head[1], head[2], start, end
+
+
+def _operation(data: bytes, op: int) -> tuple[int, int]:
+    """(content start, end) of the protocolOp at ``op`` of a whole LDAPMessage, after which
+    only its controls may come (RFC 4511 §4.1.1)."""
     try:
-        start, end = _expect(data, 0, _SEQUENCE)
-        id_start, id_end = _expect(data, start, _INTEGER)
-        message_id = int.from_bytes(data[id_start:id_end], "big", signed=True)
-        tag, op_start, op_end = _header(data, id_end)
-        if op_end < end:
-            _, controls_end = _expect(data, op_end, _CONTROLS)
-            op_end_all = controls_end
-        else:
-            op_end_all = op_end
+        _, start, end = _header(data, op)
+        if end < len(data) and _expect(data, end, _CONTROLS)[1] != len(data):
+            raise ProtocolError("an LDAPMessage with more than an operation and controls")
     except IndexError:
         raise ProtocolError("a truncated LDAPMessage") from None
-    if end != len(data) or op_end_all != end:
-        raise ProtocolError("an LDAPMessage whose parts do not fill it exactly")
-    return message_id, tag, op_start, op_end
+    return start, end
 
 
 def parse_entry(
@@ -707,7 +712,7 @@ def search(
     entries: list[Entry] = []
     result: dict[str, Any] | None = None
     ranged = False
-    with connection.connection_lock, _stream(connection):
+    with connection.connection_lock:
         message_id = connection.server.next_message_id()
         try:
             payload = encode_search_request(
@@ -724,14 +729,17 @@ def search(
                 "controls": controls,
             }
             # Each answer is decoded as it arrives: a malformed one fails the search at once.
-            for tag, data, start, end in _exchange(connection, message_id, payload, request):
-                if tag == _SEARCH_ENTRY and not ranged:
-                    try:
-                        entries.append(parse_entry(data, start, end, names, binary))
-                    except _RangedAnswer:
-                        ranged = True  # the rest is read (the stream stays in step), not kept
-                elif tag == _SEARCH_DONE:
-                    result = parse_final(data, start, end, tag)
+            try:
+                for tag, data, start, end in _exchange(connection, message_id, payload, request):
+                    if tag == _SEARCH_ENTRY and not ranged:
+                        try:
+                            entries.append(parse_entry(data, start, end, names, binary))
+                        except _RangedAnswer:
+                            ranged = True  # the rest is read (the stream stays in step)
+                    elif tag == _SEARCH_DONE:
+                        result = parse_final(data, start, end, tag)
+            except ProtocolError as error:
+                raise _dropped(connection, error) from None
     if result is None or ranged:
         # A filter this encoder cannot read is not ours to judge: ldap3 parses what it can
         # (or raises its own error). Active Directory's part of a long value list (ranged):
@@ -770,7 +778,7 @@ def modify(
     """
     if _eligible(connection) and not connection.read_only:
         result: dict[str, Any] | None = None
-        with connection.connection_lock, _stream(connection):
+        with connection.connection_lock:
             message_id = connection.server.next_message_id()
             try:
                 payload = encode_modify_request(message_id, dn, changes, controls=controls)
@@ -779,9 +787,14 @@ def modify(
             # Attribute names only: the values are no business of a log.
             request = {"type": "modifyRequest", "entry": dn, "changes": list(changes)}
             done = _MODIFY_RESPONSE
-            for tag, data, start, end in _exchange(connection, message_id, payload, request, done):
-                if tag == done:
-                    result = parse_final(data, start, end, tag)
+            try:
+                for tag, data, start, end in _exchange(
+                    connection, message_id, payload, request, done
+                ):
+                    if tag == done:
+                        result = parse_final(data, start, end, tag)
+            except ProtocolError as error:
+                raise _dropped(connection, error) from None
         if result is not None:
             connection.response = None
             _conclude(connection, result)
@@ -820,15 +833,11 @@ _PARTIAL = {
 }
 
 
-@contextlib.contextmanager
-def _stream(connection: Connection) -> Iterator[None]:
-    """A :class:`ProtocolError` inside closes the connection: its stream cannot be trusted."""
-    try:
-        yield
-    except ProtocolError as error:
-        if not connection.closed:
-            _broken(connection, str(error))
-        raise
+def _dropped(connection: Connection, error: ProtocolError) -> ProtocolError:
+    """A :class:`ProtocolError` closes the connection: its stream cannot be trusted."""
+    if not connection.closed:
+        _broken(connection, str(error))
+    return error
 
 
 def _broken(connection: Connection, why: str, error: type[Exception] = ProtocolError) -> Exception:
@@ -865,6 +874,9 @@ def _unexpected(connection: Connection, request: dict[str, Any], tag: int, data:
     raise _broken(connection, f"unexpected {kind} in answer to a {request['type']}")
 
 
+_TIMEOUT_SLACK = 0.25  # seconds
+
+
 def _receive(
     connection: Connection, sock: Any, buffer: bytearray, wanted: int, deadline: float | None
 ) -> None:
@@ -880,7 +892,11 @@ def _receive(
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise TimeoutError("timed out")
-            sock.settimeout(remaining)
+            # Shrunk only once it matters (settimeout is a system call): most operations end
+            # in milliseconds, and the deadline is kept to within _TIMEOUT_SLACK.
+            current = sock.gettimeout()
+            if current is None or remaining < current - _TIMEOUT_SLACK:
+                sock.settimeout(remaining)
         chunk = sock.recv(min(max(wanted, 65536), 1 << 20))
     except OSError as error:  # as ldap3's receiving: closed, and a communication error
         why = f"error receiving data: {error}"
@@ -902,7 +918,8 @@ def _exchange(
 ) -> Iterator[tuple[int, bytes, int, int]]:
     """Send the request (none for an empty ``payload``) and yield the answers as they arrive, up
     to the final one (tag ``done``): (tag, message, start, end) each. Runs under the connection
-    lock and :func:`_stream`; ``request`` is for ldap3's log and usage counters.
+    lock, the caller closing the connection on a :class:`ProtocolError` (:func:`_dropped`);
+    ``request`` is for ldap3's log and usage counters.
 
     Each answer is judged by its first bytes (:func:`message_head`): another message id, an
     unsolicited message other than an ExtendedResponse, or a type that cannot answer the
@@ -930,11 +947,11 @@ def _exchange(
     buffer = bytearray()
     try:
         while True:
-            head = message_head(buffer)
+            head = _head(buffer) if buffer else None
             while head is None:
                 _receive(connection, sock, buffer, 16, deadline)
-                head = message_head(buffer)
-            end, received_id, tag = head
+                head = _head(buffer)
+            end, received_id, tag, op = head
             if received_id == message_id:
                 if tag != done and tag not in partial and tag != _EXTENDED_RESPONSE:
                     _unexpected(connection, request, tag, bytes(buffer))
@@ -948,7 +965,7 @@ def _exchange(
             del buffer[:end]
             if usage is not None:
                 usage.update_received_message(len(data))
-            _, _, start, stop = parse_message(data)
+            start, stop = _operation(data, op)
             if received_id == 0:
                 notice = parse_result(data, start, stop, tag)
                 if notice.get("responseName") == _NOTICE_OF_DISCONNECTION:
@@ -960,6 +977,6 @@ def _exchange(
             if tag == done:
                 return
     finally:
-        if deadline is not None:
+        if deadline is not None and sock.gettimeout() != timeout:
             with contextlib.suppress(OSError):
                 sock.settimeout(timeout)
