@@ -31,11 +31,12 @@ Why the filter stays RFC 4515 text, parsed back here, rather than a tree the tra
 over: every client value reaches the text only through
 :func:`~scim_core.backends.ldap.escape.filter_value`, whose escapes :func:`encode_filter` turns
 back into exactly the value's octets (tests/unit/test_ldap_wire.py checks the round trip for
-any value), so the text keeps the values as apart as a tree would. The parse costs about 20 us
-for an uncached userName lookup, 1% of that request's CPU (bench/results/fast-path.md). A tree
-would save part of that but needs every filter the plugin builds in a new form (the searches in
-backend.py; the profile's and the mapping file's filters, which are configuration text and need
-this parser anyway; the assertion control), and a renderer besides for plain ldap3 and logs.
+any value), so the text keeps the values as apart as a tree would. The parse costs about 10 us
+for an uncached userName lookup, under 1% of that request's CPU (bench/results/fast-path.md).
+A tree would save part of that but needs every filter the plugin builds in a new form (the
+searches in backend.py; the profile's and the mapping file's filters, which are configuration
+text and need this parser anyway; the assertion control), and a renderer besides for plain
+ldap3 and logs.
 
 ``SCIM_LDAP_FAST_PATH=off`` (:class:`~scim_core.backends.ldap.connection.ConnectionFactory`
 marks its connections) sends every search and modify through ldap3 instead.
