@@ -34,7 +34,13 @@ run: system-deps venv
 	@DIRECTORY=$(DIRECTORY) SCIM_PORT=$(SCIM_PORT) $(BIN)/python examples/dev_server.py
 
 test: system-deps venv
-	$(BIN)/tox -e lint,typing,py311,docs,release
+	$(BIN)/tox -e lint,typing,py311,plain-ldap3,docs,release
+
+# The suite with SCIM_LDAP_FAST_PATH=off (plain ldap3 for every directory operation) on
+# OpenLDAP and 389-DS (`make test` runs it on OpenLDAP).
+.PHONY: test-plain-ldap3
+test-plain-ldap3: system-deps venv
+	SCIM_TEST_DIRECTORIES=openldap,389ds $(BIN)/tox -e plain-ldap3
 
 lint: venv
 	$(BIN)/tox -e lint

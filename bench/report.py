@@ -171,7 +171,12 @@ def markdown(results: dict[str, Any]) -> str:
         f"Linux {machine['kernel']}, Python {machine['python']}, {machine['openldap']}, "
         f"ldap3 {machine['ldap3']}, gunicorn {machine['gunicorn']} "
         f"({config['workers']} sync workers, examples/gunicorn.conf.py), load: "
-        f"{config['generator']}.",
+        f"{config['generator']}."
+        + (
+            ""
+            if config.get("fast_path", True)
+            else " Service on plain ldap3 (SCIM_LDAP_FAST_PATH=off)."
+        ),
         f"Directory: {dataset['users']:,} users, one group of {dataset['members']:,} members "
         f"(slapadd, {dataset['load_seconds']:.0f} s). "
         f"Each scenario: {config['warmup_s']:g} s warm-up, then {config['rounds']} rounds of "

@@ -83,6 +83,7 @@ class Config:
     smoke: bool = False
     only: tuple[str, ...] = ()  # scenario keys (and "export") to run; empty: all
     profile: tuple[str, ...] = ("filter_hit", "get_by_id")
+    plain_ldap3: bool = False  # the service with SCIM_LDAP_FAST_PATH=off
 
 
 FULL = Config()
@@ -479,7 +480,9 @@ def wrk_check(runner: Runner, scenarios: dict[str, Scenario]) -> dict[str, Any]:
 # ------------------------------------------------------------------ main
 
 
-def _server_env(slapd: SlapdInstance, token: str, workers: int | None) -> dict[str, str]:
+def _server_env(
+    slapd: SlapdInstance, token: str, workers: int | None, plain_ldap3: bool = False
+) -> dict[str, str]:
     # Nothing SCIM_* leaks in from the caller (SCIM_LOG_LEVEL=WARNING would hide the cost of
     # the per-request log line): the service runs with its defaults, INFO included.
     # The worker model under test is the one exception (SCIM_WORKER_CLASS=sync to compare).
@@ -493,6 +496,8 @@ def _server_env(slapd: SlapdInstance, token: str, workers: int | None) -> dict[s
     )
     if workers:
         env["SCIM_WORKERS"] = str(workers)
+    if plain_ldap3:
+        env["SCIM_LDAP_FAST_PATH"] = "off"
     return env
 
 
@@ -518,7 +523,7 @@ def run(config: Config, output: Path, keep: bool = False) -> dict[str, Any]:
             + "; ".join(str(v) for v in dataset.checks.values())
         )
         token = secrets.token_urlsafe(24)
-        env = _server_env(slapd, token, config.workers)
+        env = _server_env(slapd, token, config.workers, config.plain_ldap3)
         service = Gunicorn("service", find_free_port(), env, workdir / "service.log")
         servers.append(service)
         floor = Gunicorn(
@@ -558,6 +563,7 @@ def run(config: Config, output: Path, keep: bool = False) -> dict[str, Any]:
             "duration_s": config.duration_s,
             "warmup_s": config.warmup_s,
             "connections": config.connections,
+            "fast_path": not config.plain_ldap3,
             "latency_connections": config.latency_connections,
             "workers": workers,
             "worker_class": os.environ.get("SCIM_WORKER_CLASS", "scim_flask.worker.ScimWorker"),
@@ -624,6 +630,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--no-profile", action="store_true", help="skip the py-spy profiles")
     parser.add_argument(
+        "--plain-ldap3",
+        action="store_true",
+        help="the service with SCIM_LDAP_FAST_PATH=off (ldap3 for every directory operation)",
+    )
+    parser.add_argument(
         "--no-install", action="store_true", help="install nothing (wrk, matplotlib, py-spy)"
     )
     parser.add_argument("--keep", action="store_true", help="keep the work folder (logs)")
@@ -656,6 +667,8 @@ def main(argv: list[str] | None = None) -> int:
         config = replace(config, profile=keys)
     if args.no_profile:
         config = replace(config, profile_seconds=0)
+    if args.plain_ldap3:
+        config = replace(config, plain_ldap3=True)
     if config.rounds < 1:
         parser.error("--rounds must be at least 1")
     if config.generator == "wrk":

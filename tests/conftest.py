@@ -7,6 +7,7 @@ cannot start.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,8 +17,26 @@ from scim_http import settings_for
 from scim_core.backends.ldap import LdapBackend, LdapSettings
 from scim_core.testing.slapd import SlapdInstance
 
-#: The directories every cross-directory test runs on, by profile name.
-DIRECTORIES = ("openldap", "389ds", "ad")
+#: The directories every cross-directory test runs on, by profile name; SCIM_TEST_DIRECTORIES
+#: (comma-separated) narrows them, e.g. `openldap,389ds` runs no Samba AD test at all.
+DIRECTORIES = tuple(
+    name.strip()
+    for name in (os.environ.get("SCIM_TEST_DIRECTORIES") or "openldap,389ds,ad").split(",")
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Without `ad` in SCIM_TEST_DIRECTORIES, deselect the tests that start a Samba DC."""
+    if "ad" in DIRECTORIES:
+        return
+    samba = [
+        item
+        for item in items
+        if "samba_dc" in getattr(item, "fixturenames", ()) or "samba" in item.nodeid.lower()
+    ]
+    if samba:
+        config.hook.pytest_deselected(items=samba)
+        items[:] = [item for item in items if item not in samba]
 
 
 def _started(instance: Any, what: str) -> Iterator[Any]:

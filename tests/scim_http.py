@@ -7,13 +7,17 @@ there), so ``from scim_http import ...`` works from the source tree and from the
 from __future__ import annotations
 
 import hashlib
+import os
 
 from scim_core.auth import parse_tokens
 from scim_core.backends.ldap import LdapSettings
-from scim_core.config import ServiceConfig
+from scim_core.config import ServiceConfig, parse_bool
 from scim_flask import AppSettings, create_app
 
 INTEGRATION_TOKEN = "integration-token"
+
+#: ``SCIM_LDAP_FAST_PATH=off`` runs every test's plugin on plain ldap3 (`make test-plain-ldap3`).
+FAST_PATH = parse_bool(os.environ.get("SCIM_LDAP_FAST_PATH") or "on")
 
 
 def settings_for(instance, *urls, connect_timeout=3, timeout=10, **extra):
@@ -21,6 +25,7 @@ def settings_for(instance, *urls, connect_timeout=3, timeout=10, **extra):
     389-DS or Samba AD; its URL by default), in the directory's profile."""
     ca_file = getattr(instance, "ca_file", None)
     extra.setdefault("dialect", getattr(instance, "dialect", "openldap"))
+    extra.setdefault("fast_path", FAST_PATH)
     if ca_file is not None and "ca_file" not in extra:
         extra["ca_file"] = str(ca_file)
     return LdapSettings(

@@ -40,7 +40,7 @@ from ldap3.protocol.rfc4511 import ExtendedResponse, LDAPMessage, MessageID, Pro
 from ldap3.utils.asn1 import encode
 from scim_http import settings_for
 
-from scim_core.backends.ldap import LdapBackend, wire
+from scim_core.backends.ldap import LdapBackend, LdapSettings, wire
 from scim_core.backends.ldap.connection import UNAVAILABLE, ConnectionFactory
 from scim_core.backends.ldap.controls import (
     assertion,
@@ -321,6 +321,30 @@ def test_modify_answers_as_ldap3_does(slapd: SlapdInstance, people: list[str]) -
         connection.unbind()
 
 
+def test_with_the_fast_path_off_every_search_and_modify_is_ldap3s(
+    slapd: SlapdInstance, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SCIM_LDAP_FAST_PATH=off: a create, a change with its post-read and assertion, a
+    filtered list and a read all work without one byte of the plugin's own BER."""
+
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the fast path was taken")
+
+    monkeypatch.setattr(wire, "_exchange", refused)
+    backend = LdapBackend(settings_for(slapd, fast_path=False))
+    try:
+        created = new_user(backend, title="Off")
+        changed = backend.update_user(created["id"], created, {**created, "title": "Off 2"}, None)
+        assert changed == backend.get_user(created["id"]) and changed["title"] == "Off 2"
+        assert changed["meta"]["version"] != created["meta"]["version"]
+        with pytest.raises(Exception) as raised:  # the assertion control still guards
+            backend.update_user(created["id"], created, {**created, "title": "Off 3"}, None)
+        assert type(raised.value).__name__ == "VersionConflict"
+        backend.delete_user(created["id"])
+    finally:
+        backend.close()
+
+
 # ---------------------------------------------------------------- a scripted peer
 
 
@@ -447,6 +471,180 @@ def test_a_silent_server_times_out_as_unavailable() -> None:
         with pytest.raises(UNAVAILABLE):
             wire.search(connection, "dc=x", "(uid=a)", LEVEL, ["uid"])
         assert connection.closed
+
+
+def test_garbage_fails_at_once_and_closes_the_connection() -> None:
+    with scripted_peer(lambda peer, _: peer.sendall(b"HTTP/1.1 400 Bad Request\r\n\r\n")) as port:
+        connection = opened(port, timeout=30)
+        started = time.monotonic()
+        with pytest.raises(wire.ProtocolError):
+            wire.search(connection, "dc=x", "(uid=a)", LEVEL, ["uid"])
+        assert time.monotonic() - started < 5
+        assert connection.closed
+
+
+def test_a_length_claiming_two_gigabytes_fails_on_its_first_bytes() -> None:
+    def liar(peer: socket.socket, message_id: int) -> None:
+        peer.sendall(b"\x30\x84\x80\x00\x00\x00\x02\x04" + message_id.to_bytes(4, "big"))
+
+    with scripted_peer(liar) as port:
+        connection = opened(port, timeout=30)
+        started = time.monotonic()
+        with pytest.raises(wire.ProtocolError, match="limit"):
+            wire.search(connection, "dc=x", "(uid=a)", LEVEL, ["uid"])
+        assert time.monotonic() - started < 5
+        assert connection.closed
+
+
+def test_an_unsolicited_message_that_is_no_notification_fails_at_once() -> None:
+    entry = bytes([0x30, 0x0B, 0x02, 0x01, 0x00, 0x64, 0x06, 0x04, 0x00, 0x30, 0x00, 0, 0])
+    with scripted_peer(lambda peer, _: peer.sendall(entry[:11])) as port:
+        connection = opened(port, timeout=30)
+        started = time.monotonic()
+        with pytest.raises(wire.ProtocolError):
+            wire.search(connection, "dc=x", "(uid=a)", LEVEL, ["uid"])
+        assert time.monotonic() - started < 5
+
+
+def test_a_trickling_server_gets_one_timeout_for_the_whole_operation() -> None:
+    """A byte every half second never lets a per-read timeout expire; the operation's does."""
+
+    def trickle(peer: socket.socket, message_id: int) -> None:
+        ident = bytes([0x02, 0x04]) + message_id.to_bytes(4, "big")
+        answer = bytes([0x30, 0x7F]) + ident + b"\x65" + b"\x00" * 200
+        for octet in answer:
+            peer.sendall(bytes((octet,)))
+            time.sleep(0.5)
+            if connection.closed:
+                return
+
+    with scripted_peer(trickle) as port:
+        connection = opened(port, timeout=2)
+        started = time.monotonic()
+        with pytest.raises(UNAVAILABLE):
+            wire.search(connection, "dc=x", "(uid=a)", LEVEL, ["uid"])
+        assert time.monotonic() - started < 4
+        assert connection.closed
+
+
+def test_an_answer_cut_short_by_a_closed_connection_fails_at_once() -> None:
+    def cut(peer: socket.socket, message_id: int) -> None:
+        ident = bytes([0x02, 0x04]) + message_id.to_bytes(4, "big")
+        peer.sendall(bytes([0x30, 0x40]) + ident + bytes([0x64, 0x38, 0x04]))
+        peer.shutdown(socket.SHUT_WR)
+
+    with scripted_peer(cut) as port:
+        connection = opened(port, timeout=30)
+        started = time.monotonic()
+        with pytest.raises(LDAPSessionTerminatedByServerError):
+            wire.search(connection, "dc=x", "(uid=a)", LEVEL, ["uid"])
+        assert time.monotonic() - started < 5
+
+
+# ---------------------------------------------------------------- a hostile directory
+
+
+def done_message(message_id: int, operation: int) -> bytes:
+    """A success LDAPResult (bindResponse, searchResDone) for ``message_id``."""
+    result = bytes([0x0A, 0x01, 0x00, 0x04, 0x00, 0x04, 0x00])
+    body = bytes([0x02, 0x04]) + message_id.to_bytes(4, "big") + bytes([operation, len(result)])
+    return bytes([0x30, len(body) + len(result)]) + body + result
+
+
+def _hostile_answers(message_id: int) -> dict[str, bytes]:
+    ident = bytes([0x02, 0x04]) + message_id.to_bytes(4, "big")
+    # A searchResEntry whose message length is honest and whose parts claim more than it holds.
+    cut = ident + bytes([0x64, 0x0A, 0x04, 0x05]) + b"uid=a" + bytes([0x30, 0x40, 0x30])
+    return {
+        "garbage": b"\x00\xff" * 64,
+        "extended response": refusal(message_id),
+        "notice of disconnection": extended(0, b"1.3.6.1.4.1.1466.20036"),
+        "a truncated message": bytes([0x30, len(cut)]) + cut,
+        "a length of 2 GB": b"\x30\x84\x80\x00\x00\x00" + ident,
+        "another message id": extended(message_id + 5, b"1.2.3"),
+    }
+
+
+@contextlib.contextmanager
+def hostile_directory(answer: str) -> Iterator[int]:
+    """A port on 127.0.0.1 where every connection binds and reads the rootDSE fine, and then
+    gets ``answer`` to its first other search, and silence after it (the socket stays open)."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+    peers: list[socket.socket] = []
+
+    def serve(peer: socket.socket) -> None:
+        buffer = b""
+        while not stop.is_set():
+            head = wire.message_head(buffer)
+            if head is None or len(buffer) < head[0]:
+                data = peer.recv(65536)
+                if not data:
+                    return
+                buffer += data
+                continue
+            message, buffer = buffer[: head[0]], buffer[head[0] :]
+            message_id, tag, start, _ = wire.parse_message(message)
+            if tag == 0x60:  # bindRequest
+                peer.sendall(done_message(message_id, 0x61))
+            elif tag == 0x63 and message[start + 1] == 0:  # a search of the rootDSE
+                peer.sendall(done_message(message_id, 0x65))
+            elif tag == 0x63:
+                peer.sendall(_hostile_answers(message_id)[answer])
+            else:  # an unbind
+                return
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                peer, _ = listener.accept()
+            except OSError:
+                return
+            peers.append(peer)
+            threading.Thread(target=serve, args=(peer,), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    try:
+        yield listener.getsockname()[1]
+    finally:
+        stop.set()
+        listener.close()
+        for peer in peers:
+            peer.close()
+
+
+@pytest.mark.parametrize("answer", list(_hostile_answers(1)))
+def test_a_hostile_directory_is_a_prompt_scim_error(answer: str) -> None:
+    """Through the whole service: the search fails at once (a broken answer twice: the retry
+    on a new connection meets the same) and the client gets the SCIM error, long before the
+    30 s operation timeout: 503 for an answer that is no LDAP (the directory is as good as
+    down), 502 for an LDAP refusal in the wrong type (the directory's own verdict)."""
+    from scim_http import INTEGRATION_TOKEN, Http, make_app
+
+    with hostile_directory(answer) as port:
+        settings = LdapSettings(
+            urls=(f"ldap://127.0.0.1:{port}",),
+            bind_dn="cn=service,dc=example,dc=org",
+            bind_password="secret",
+            users_base="ou=people,dc=example,dc=org",
+            groups_base="ou=groups,dc=example,dc=org",
+            timeout=30,
+            fast_path=True,  # this is the fast path's own defence
+        )
+        backend = LdapBackend(settings)
+        try:
+            http = Http(make_app(backend, INTEGRATION_TOKEN).test_client(), INTEGRATION_TOKEN)
+            started = time.monotonic()
+            response = http("GET", '/Users?filter=userName eq "alice"')
+            elapsed = time.monotonic() - started
+        finally:
+            backend.close()
+    status = 502 if answer == "extended response" else 503
+    assert response.status_code == status, response.get_data(as_text=True)
+    body = response.get_json()
+    assert body["schemas"] == ["urn:ietf:params:scim:api:messages:2.0:Error"]
+    assert body["status"] == str(status)
+    assert elapsed < 5
 
 
 # ---------------------------------------------------------------- post-read

@@ -152,6 +152,7 @@ def test_password_file(tmp_path):
         ({"SCIM_LDAP_DIALECT": "novell"}, "SCIM_LDAP_DIALECT"),
         ({"SCIM_LDAP_TIMEOUT": "soon"}, "SCIM_LDAP_TIMEOUT"),
         ({"SCIM_LDAP_START_TLS": "maybe"}, "SCIM_LDAP_START_TLS"),
+        ({"SCIM_LDAP_FAST_PATH": "sometimes"}, "SCIM_LDAP_FAST_PATH"),
     ],
 )
 def test_a_bad_setting_is_named_in_one_line(change, named):
@@ -160,6 +161,11 @@ def test_a_bad_setting_is_named_in_one_line(change, named):
     message = str(caught.value)
     assert message.startswith(named)
     assert "\n" not in message
+
+
+def test_the_fast_path_is_on_unless_turned_off():
+    assert LdapSettings.from_environ(LDAP_ENV).fast_path is True
+    assert LdapSettings.from_environ({**LDAP_ENV, "SCIM_LDAP_FAST_PATH": "off"}).fast_path is False
 
 
 def test_tokens_are_required_and_never_plaintext():

@@ -200,6 +200,24 @@ def test_generated_filters_encode_as_ldap3_does(text: str, message_id: int) -> N
     assert encode_search_request(message_id, BASE_DN, 1, text, ["uid"]) == expected
 
 
+@given(value=st.one_of(st.text(alphabet=st.characters(blacklist_categories=("Cs",))), st.binary()))
+def test_every_value_reaches_the_wire_as_exactly_its_octets(value: str | bytes) -> None:
+    """Why filters may stay text: whatever a value holds (filter syntax, NUL, spaces, any
+    octet), filter_value's escapes come back off the text as exactly the value, never as
+    filter structure."""
+    octets = value.encode("utf-8") if isinstance(value, str) else value
+    equality = b"\x04\x02cn" + b"\x04" + _length(octets) + octets  # RFC 4511 §4.5.1.7
+    assert encode_filter(f"(cn={filter_value(value)})") == b"\xa3" + _length(equality) + equality
+
+
+def _length(content: bytes) -> bytes:
+    size = len(content)
+    if size < 0x80:
+        return bytes((size,))
+    octets = size.to_bytes((size.bit_length() + 7) // 8, "big")
+    return bytes((0x80 | len(octets),)) + octets
+
+
 def test_spaces_around_a_value_are_sent_as_they_are() -> None:
     # ldap3 strips them; RFC 4515 does not (the matching rule decides what they mean).
     assert encode_filter("(uid= a b )") == b"\xa3\x0c\x04\x03uid\x04\x05 a b "

@@ -223,6 +223,7 @@ class ConnectionFactory:
             check_names=False,
             return_empty_attributes=False,
         )
+        connection.scim_fast_path = settings.fast_path  # read by wire.search and wire.modify
         try:
             connection.open()
             _refuse_self_connection(connection)

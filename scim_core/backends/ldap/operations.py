@@ -3,7 +3,9 @@
 Each is reported to the directory observers (:mod:`scim_core.observe`: kind, outcome, time),
 and each write goes to the connection's dry-run :class:`~scim_core.backends.ldap.dryrun.Planner`
 instead of the directory when the plugin plans rather than writes. Searches and modifies take
-the pyasn1-free path of :mod:`~scim_core.backends.ldap.wire`; the rest are ldap3's own.
+the pyasn1-free path of :mod:`~scim_core.backends.ldap.wire` (the dry run's reads too), which
+hands them to ldap3's own ``Connection.search``/``modify``, with the same controls, on a
+connection opened with ``SCIM_LDAP_FAST_PATH=off``; the rest are ldap3's own.
 """
 
 from __future__ import annotations

@@ -194,6 +194,13 @@ LDAP_SETTINGS: tuple[Setting[Any], ...] = (
     Setting("SCIM_LDAP_CONNECT_TIMEOUT", parse_int(1), 3, "Seconds to wait for a connection."),
     Setting("SCIM_LDAP_TIMEOUT", parse_int(1), 10, "Seconds to wait for one operation."),
     Setting(
+        "SCIM_LDAP_FAST_PATH",
+        parse_bool,
+        True,
+        "Encode searches and modifies and decode their answers with the plugin's own BER "
+        "(faster, bounded against hostile answers); `off` leaves every operation to ldap3.",
+    ),
+    Setting(
         "SCIM_LDAP_EXTERNAL_ID_ATTRIBUTE",
         str,
         DEFAULT,
@@ -318,6 +325,7 @@ class LdapSettings:
     ca_file: str | None = None
     connect_timeout: int = 3
     timeout: int = 10
+    fast_path: bool = True
     external_id_attribute: str | None = DEFAULT
     external_id_object_class: str | None = DEFAULT
     no_primary_email_attribute: str | None = DEFAULT
@@ -405,6 +413,7 @@ class LdapSettings:
             ca_file=v["SCIM_LDAP_CA_FILE"],
             connect_timeout=v["SCIM_LDAP_CONNECT_TIMEOUT"],
             timeout=v["SCIM_LDAP_TIMEOUT"],
+            fast_path=v["SCIM_LDAP_FAST_PATH"],
             external_id_attribute=v["SCIM_LDAP_EXTERNAL_ID_ATTRIBUTE"],
             external_id_object_class=v["SCIM_LDAP_EXTERNAL_ID_OBJECT_CLASS"],
             no_primary_email_attribute=v["SCIM_LDAP_NO_PRIMARY_EMAIL_ATTRIBUTE"],
