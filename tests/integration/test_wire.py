@@ -40,7 +40,7 @@ from ldap3.protocol.rfc4511 import ExtendedResponse, LDAPMessage, MessageID, Pro
 from ldap3.utils.asn1 import encode
 from scim_http import settings_for
 
-from scim_core.backends.ldap import LdapBackend, LdapSettings, wire
+from scim_core.backends.ldap import LdapBackend, LdapSettings, decoding, encoding, wire
 from scim_core.backends.ldap.connection import UNAVAILABLE, ConnectionFactory
 from scim_core.backends.ldap.controls import (
     assertion,
@@ -359,7 +359,7 @@ def scripted_peer(answer: Callable[[socket.socket, int], None]) -> Iterator[int]
         peer, _ = listener.accept()
         with peer:
             request = peer.recv(65536)
-            message_id = wire.parse_message(request)[0]
+            message_id = decoding.parse_message(request)[0]
             answer(peer, message_id)
             done.wait(10)
 
@@ -477,7 +477,7 @@ def test_garbage_fails_at_once_and_closes_the_connection() -> None:
     with scripted_peer(lambda peer, _: peer.sendall(b"HTTP/1.1 400 Bad Request\r\n\r\n")) as port:
         connection = opened(port, timeout=30)
         started = time.monotonic()
-        with pytest.raises(wire.ProtocolError):
+        with pytest.raises(encoding.ProtocolError):
             wire.search(connection, "dc=x", "(uid=a)", LEVEL, ["uid"])
         assert time.monotonic() - started < 5
         assert connection.closed
@@ -490,7 +490,7 @@ def test_a_length_claiming_two_gigabytes_fails_on_its_first_bytes() -> None:
     with scripted_peer(liar) as port:
         connection = opened(port, timeout=30)
         started = time.monotonic()
-        with pytest.raises(wire.ProtocolError, match="limit"):
+        with pytest.raises(encoding.ProtocolError, match="limit"):
             wire.search(connection, "dc=x", "(uid=a)", LEVEL, ["uid"])
         assert time.monotonic() - started < 5
         assert connection.closed
@@ -501,7 +501,7 @@ def test_an_unsolicited_message_that_is_no_notification_fails_at_once() -> None:
     with scripted_peer(lambda peer, _: peer.sendall(entry[:11])) as port:
         connection = opened(port, timeout=30)
         started = time.monotonic()
-        with pytest.raises(wire.ProtocolError):
+        with pytest.raises(encoding.ProtocolError):
             wire.search(connection, "dc=x", "(uid=a)", LEVEL, ["uid"])
         assert time.monotonic() - started < 5
 
@@ -576,7 +576,7 @@ def hostile_directory(answer: str) -> Iterator[int]:
     def serve(peer: socket.socket) -> None:
         buffer = b""
         while not stop.is_set():
-            head = wire.message_head(buffer)
+            head = decoding.message_head(buffer)
             if head is None or len(buffer) < head[0]:
                 data = peer.recv(65536)
                 if not data:
@@ -584,7 +584,7 @@ def hostile_directory(answer: str) -> Iterator[int]:
                 buffer += data
                 continue
             message, buffer = buffer[: head[0]], buffer[head[0] :]
-            message_id, tag, start, _ = wire.parse_message(message)
+            message_id, tag, start, _ = decoding.parse_message(message)
             if tag == 0x60:  # bindRequest
                 peer.sendall(done_message(message_id, 0x61))
             elif tag == 0x63 and message[start + 1] == 0:  # a search of the rootDSE

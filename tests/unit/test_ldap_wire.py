@@ -48,17 +48,15 @@ from scim_core.backends.ldap.controls import (
     values_return_filter,
     vlv_control,
 )
-from scim_core.backends.ldap.escape import filter_value
-from scim_core.backends.ldap.wire import (
+from scim_core.backends.ldap.decoding import parse_entry, parse_message, parse_result
+from scim_core.backends.ldap.encoding import (
     FilterError,
     encode_attribute_list,
     encode_filter,
     encode_modify_request,
     encode_search_request,
-    parse_entry,
-    parse_message,
-    parse_result,
 )
+from scim_core.backends.ldap.escape import filter_value
 
 BASE_DN = "ou=people,dc=example,dc=org"
 SCOPES = {BASE: 0, LEVEL: 1, SUBTREE: 2}
@@ -463,7 +461,7 @@ def test_modify_requests_are_byte_for_byte_ldap3s(changes, controls) -> None:
     "changes", [{"n": [(MODIFY_REPLACE, [1])]}, {"n": [(MODIFY_REPLACE, "one value")]}]
 )
 def test_values_it_does_not_encode_are_left_to_ldap3(changes) -> None:
-    from scim_core.backends.ldap.wire import _NotOurs
+    from scim_core.backends.ldap.wire import NotOurs
 
-    with pytest.raises(_NotOurs):
+    with pytest.raises(NotOurs):
         encode_modify_request(1, "uid=a,dc=x", changes)

@@ -14,16 +14,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scim_core.backends.ldap.connection import UNAVAILABLE
-from scim_core.backends.ldap.wire import (
-    MAX_MESSAGE_SIZE,
-    ProtocolError,
-    message_head,
-    parse_entry,
-    parse_final,
-    parse_message,
-)
+from scim_core.backends.ldap.decoding import message_head, parse_entry, parse_final, parse_message
+from scim_core.backends.ldap.encoding import MAX_MESSAGE_SIZE, ProtocolError
 
-_ENTRY, _DONE, _MODIFY_RESPONSE, _EXTENDED = 0x64, 0x65, 0x67, 0x78
+_ENTRY, _DONE, MODIFY_RESPONSE, _EXTENDED = 0x64, 0x65, 0x67, 0x78
 
 
 def header(tag: int, size: int) -> bytes:
@@ -88,7 +82,7 @@ def test_malformed_answers_are_protocol_errors_and_unavailable() -> None:
 
 _LIKELY_MESSAGES = st.builds(
     lambda tag, rest: bytes((0x30, len(rest) + 4, 0x02, 0x01, 0x07, tag)) + rest,
-    st.sampled_from([_ENTRY, _DONE, _MODIFY_RESPONSE, _EXTENDED, 0x30, 0x04]),
+    st.sampled_from([_ENTRY, _DONE, MODIFY_RESPONSE, _EXTENDED, 0x30, 0x04]),
     st.binary(max_size=120),
 )
 

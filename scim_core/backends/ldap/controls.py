@@ -19,7 +19,7 @@ from ldap3.protocol.rfc4511 import EqualityMatch
 from pyasn1.codec.ber import decoder, encoder
 from pyasn1.type import namedtype, tag, univ
 
-from scim_core.backends.ldap.wire import encode_attribute_list, encode_filter
+from scim_core.backends.ldap.encoding import encode_attribute_list, encode_filter
 
 __all__ = [
     "ASSERTION_OID",

@@ -40,6 +40,7 @@ from ldap3.utils.dn import safe_rdn, to_dn
 
 from scim_core.backends.ldap import wire
 from scim_core.backends.ldap.controls import POST_READ_OID
+from scim_core.backends.ldap.encoding import MODIFY_OPERATIONS
 from scim_core.backends.ldap.results import (
     ALREADY_EXISTS,
     NO_SUCH_ATTRIBUTE,
@@ -271,7 +272,7 @@ class Planner:
         for name, operations in changes.items():
             for operation, values in operations:
                 values = list(values)
-                kind = _LDIF_OPERATIONS[wire.MODIFY_OPERATIONS[operation]]
+                kind = _LDIF_OPERATIONS[MODIFY_OPERATIONS[operation]]
                 if name.lower() in self._passwords:
                     comments.append(f"{name} is set here (value not shown)")
                     continue
