@@ -167,6 +167,40 @@ def test_ten_thousand_members(http, big_group):
     assert len(listed.get_json(force=True)["Resources"][0]["members"]) == size
 
 
+def test_a_group_past_the_member_limit_is_refused_and_readable_without_members(
+    http, big_group, slapd
+):
+    """SCIM_LDAP_MAX_MEMBERS: a larger group is a clear 400 tooMany that names the way out,
+    never a worker holding every member; the same limit reads it in full."""
+    from scim_http import INTEGRATION_TOKEN, Http, make_app, settings_for
+
+    from scim_core.backends.ldap import LdapBackend
+
+    name, size = big_group
+    for limit, status in ((size - 1, 400), (size, 200)):
+        backend = LdapBackend(settings_for(slapd, max_members=limit))
+        try:
+            small = Http(make_app(backend, INTEGRATION_TOKEN).test_client(), INTEGRATION_TOKEN)
+            response = small("GET", "/Groups/" + name)
+            assert response.status_code == status, (limit, response.get_data(as_text=True))
+            body = response.get_json(force=True)
+            if status == 400:
+                assert body["scimType"] == "tooMany"
+                assert "excludedAttributes=members" in body["detail"]
+                listed = small(
+                    "GET", "/Groups", query_string={"filter": f'displayName eq "{name}"'}
+                )
+                assert listed.status_code == 400
+                without = small(
+                    "GET", "/Groups/" + name, query_string={"excludedAttributes": "members"}
+                )
+                assert without.status_code == 200 and "members" not in without.get_json()
+            else:
+                assert len(body["members"]) == size
+        finally:
+            backend.close()
+
+
 def test_member_display_is_returned_only_when_asked_for(http):
     """members.display is derived (the member's userName): RFC 7643 returned "request"."""
     name = "disp" + uuid.uuid4().hex[:8]

@@ -179,6 +179,7 @@ class Directory:
         *,
         scope: str = LEVEL,
         controls: Sequence[Any] | None = None,
+        size_limit: int = 0,
     ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
 
         def operation(connection: Connection) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -192,6 +193,7 @@ class Directory:
                     attributes,
                     controls,
                     self.binary,
+                    size_limit,
                 )
             except LDAPOperationResult as error:
                 # No such base: nothing matches.
@@ -212,21 +214,30 @@ class Directory:
         attributes: Sequence[str],
         *,
         first_match: bool = False,
+        size_limit: int = 0,
     ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         """One search per base, the entries concatenated (the bases never overlap, so no entry
         comes twice); ``first_match`` stops at the first base that has any, for a lookup by a
-        value only one entry holds."""
+        value only one entry holds; ``size_limit`` (0: none) bounds the entries in all."""
         found: list[dict[str, Any]] = []
         result: dict[str, Any] = {}
         for base in bases:
-            entries, result = self._search(base, search_filter, attributes, scope=scope)
+            left = size_limit - len(found) if size_limit else 0
+            entries, result = self._search(
+                base, search_filter, attributes, scope=scope, size_limit=left
+            )
             found += entries
-            if first_match and found:
+            if (first_match and found) or (size_limit and len(found) >= size_limit):
                 break
         return found, result
 
     def _search_users(
-        self, search_filter: str, attributes: Sequence[str], *, first_match: bool = False
+        self,
+        search_filter: str,
+        attributes: Sequence[str],
+        *,
+        first_match: bool = False,
+        size_limit: int = 0,
     ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         """A search where users live: under each users base, in the configured scope."""
         return self._search_bases(
@@ -235,6 +246,7 @@ class Directory:
             search_filter,
             attributes,
             first_match=first_match,
+            size_limit=size_limit,
         )
 
     def _search_groups(

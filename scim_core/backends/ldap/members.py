@@ -21,7 +21,7 @@ from scim_core.backends.ldap.results import (
     scim_error,
 )
 from scim_core.backends.ldap.values import dn_key, first
-from scim_core.errors import DirectoryUnavailable
+from scim_core.errors import DirectoryUnavailable, TooMany
 
 __all__ = ["Memberships"]
 
@@ -39,7 +39,11 @@ class Memberships(Directory):
         return [e["dn"] for e in entries]
 
     def _members_of(self, group_dns: Sequence[str]) -> dict[str, list[dict[str, str]]]:
-        """group DN (lower case) -> its user members, in one search through memberOf."""
+        """group DN (lower case) -> its user members, in one search through memberOf.
+
+        :raises TooMany: for more than ``SCIM_LDAP_MAX_MEMBERS`` users in all (the server stops
+            sending at one more).
+        """
         result: dict[str, list[dict[str, str]]] = {dn.lower(): [] for dn in group_dns}
         if not group_dns:
             return result
@@ -53,7 +57,16 @@ class Memberships(Directory):
             *self.users.user_name_attributes,
             *([member_of] if several else []),
         ]
-        entries, _ = self._search_users(f"(&{self.profile.user_filter}(|{parts}))", attributes)
+        limit = self.settings.max_members
+        entries, _ = self._search_users(
+            f"(&{self.profile.user_filter}(|{parts}))", attributes, size_limit=limit + 1
+        )
+        if len(entries) > limit:
+            # Refused before the worker holds them all: past the timeouts and its memory.
+            raise TooMany(
+                f"More than {limit} members to list; read the group with "
+                "excludedAttributes=members (members change by PATCH, one by one)."
+            )
         for entry in entries:
             values = entry["attributes"]
             member = {

@@ -46,6 +46,7 @@ def search(
     attributes: Sequence[str],
     controls: Sequence[Control] | None = None,
     binary: frozenset[str] = frozenset(),
+    size_limit: int = 0,
 ) -> wire.Response:
     """:func:`wire.search`, observed. In a dry run an entry this request planned answers as
     planned: a base search for its DN gets it, another search that finds it gets it as
@@ -60,7 +61,7 @@ def search(
             return [{"type": "searchResEntry", "dn": base, "attributes": shown}], {"result": 0}
     with directory_operation("search", _outcome):
         entries, result = wire.search(
-            connection, base, search_filter, scope, attributes, controls, binary
+            connection, base, search_filter, scope, attributes, controls, binary, size_limit
         )
     if plan is not None:
         answered = []

@@ -279,6 +279,13 @@ LDAP_SETTINGS: tuple[Setting[Any], ...] = (
         "server's limit (OpenLDAP `sssvlv-maxperconn`, default 5).",
     ),
     Setting(
+        "SCIM_LDAP_MAX_MEMBERS",
+        parse_int(1),
+        250_000,
+        "Most members a response lists (one group, or the groups of a list page together); a "
+        "larger group is 400 tooMany, read with excludedAttributes=members instead.",
+    ),
+    Setting(
         "SCIM_LDAP_GROUP_PLACEHOLDER_DN",
         str,
         None,
@@ -331,6 +338,7 @@ class LdapSettings:
     no_primary_email_attribute: str | None = DEFAULT
     placeholder_dn: str | None = None
     vlv_per_connection: int = 5
+    max_members: int = 250_000
     password_on_add: bool = False
     pending_attribute: str | None = DEFAULT
     user_name_attribute: str | None = DEFAULT
@@ -419,6 +427,7 @@ class LdapSettings:
             no_primary_email_attribute=v["SCIM_LDAP_NO_PRIMARY_EMAIL_ATTRIBUTE"],
             placeholder_dn=v["SCIM_LDAP_GROUP_PLACEHOLDER_DN"],
             vlv_per_connection=v["SCIM_LDAP_VLV_PER_CONNECTION"],
+            max_members=v["SCIM_LDAP_MAX_MEMBERS"],
             password_on_add=v["SCIM_LDAP_PASSWORD_ON_ADD"],
             pending_attribute=v["SCIM_LDAP_PENDING_ATTRIBUTE"],
             user_name_attribute=v["SCIM_LDAP_USER_NAME_ATTRIBUTE"],

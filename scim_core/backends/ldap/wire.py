@@ -137,6 +137,7 @@ def _ldap3_search(
     attributes: Sequence[str],
     controls: Sequence[Control] | None,
     binary: frozenset[str] = frozenset(),
+    size_limit: int = 0,
 ) -> Response:
     connection.search(
         base,
@@ -145,6 +146,7 @@ def _ldap3_search(
         dereference_aliases=DEREF_ALWAYS,
         attributes=list(attributes),
         controls=list(controls) if controls else None,
+        size_limit=size_limit,
     )
     entries = [r for r in connection.response or () if r.get("type") == "searchResEntry"]
     for entry in entries if binary else ():
@@ -169,6 +171,7 @@ def search(
     attributes: Sequence[str],
     controls: Sequence[Control] | None = None,
     binary: frozenset[str] = frozenset(),
+    size_limit: int = 0,
 ) -> Response:
     """One search: entries and the searchResDone result (with its ``controls``, if any).
 
@@ -180,9 +183,13 @@ def search(
     :param controls: request controls as ldap3 takes them, (OID, criticality, value) each;
         the response controls are decoded by ldap3 (``result["controls"]``).
     :param binary: lower-case attribute names whose values are octets (AD's objectGUID).
+    :param size_limit: at most this many entries (RFC 4511 §4.5.1.4; 0: the server's limit);
+        more end the search with sizeLimitExceeded, which does not raise.
     """
     if not _eligible(connection):
-        return _ldap3_search(connection, base, search_filter, scope, attributes, controls, binary)
+        return _ldap3_search(
+            connection, base, search_filter, scope, attributes, controls, binary, size_limit
+        )
     names = {a.lower(): a for a in attributes}
     entries: list[Entry] = []
     result: dict[str, Any] | None = None
@@ -191,7 +198,13 @@ def search(
         message_id = connection.server.next_message_id()
         try:
             payload = encode_search_request(
-                message_id, base, SCOPES[scope], search_filter, attributes, controls=controls
+                message_id,
+                base,
+                SCOPES[scope],
+                search_filter,
+                attributes,
+                controls=controls,
+                size_limit=size_limit,
             )
         except FilterError:
             payload = b""
@@ -219,7 +232,9 @@ def search(
         # A filter this encoder cannot read is not ours to judge: ldap3 parses what it can
         # (or raises its own error). Active Directory's part of a long value list (ranged):
         # ldap3 fetches the rest.
-        return _ldap3_search(connection, base, search_filter, scope, attributes, controls, binary)
+        return _ldap3_search(
+            connection, base, search_filter, scope, attributes, controls, binary, size_limit
+        )
     connection.response = entries
     _conclude(connection, result)
     return entries, result
