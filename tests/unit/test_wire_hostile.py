@@ -252,3 +252,53 @@ def test_lengths_pointing_past_the_end_are_refused() -> None:
         attribute = tlv(0x30, tlv(0x04, b"uid") + tlv(0x31, value))
         with pytest.raises(ProtocolError):
             decode(message(3, tlv(_ENTRY, tlv(0x04, b"uid=a") + tlv(0x30, attribute))))
+
+
+POST_READ = b"1.3.6.1.1.13.2"
+GUID = "guid-Ωé".encode()  # octets that happen to be valid UTF-8 too
+
+
+def modified(control_value: bytes, critical: bool = False) -> bytes:
+    result = tlv(0x0A, b"\x00") + tlv(0x04, b"") + tlv(0x04, b"")
+    flag = tlv(0x01, b"\xff") if critical else b""
+    control = tlv(0x30, tlv(0x04, POST_READ) + flag + tlv(0x04, control_value))
+    return message(7, tlv(0x67, result), control)
+
+
+def post_read_entry() -> bytes:
+    attributes = attribute(b"entryCSN", tlv(0x31, tlv(0x04, b"20261125.0#0#000"))) + attribute(
+        b"objectGUID", tlv(0x31, tlv(0x04, GUID))
+    )
+    return tlv(_ENTRY, tlv(0x04, b"uid=alice,dc=x") + tlv(0x30, attributes))
+
+
+def test_a_post_read_entry_is_decoded_like_a_search_entry() -> None:
+    data = modified(post_read_entry(), critical=True)
+    _, tag, start, end = parse_message(data)
+    control = parse_final(data, start, end, tag, frozenset({"objectguid"}))["controls"][
+        POST_READ.decode()
+    ]
+    written = control["value"]["result"]
+    assert control["criticality"] is True and control["value"]["dn"] == "uid=alice,dc=x"
+    # Any spelling finds an attribute, as in ldap3's entries; octets stay octets.
+    assert written["entryCSN"] == written["ENTRYcsn"] == ["20261125.0#0#000"]
+    assert written.get("EntryCSN") == ["20261125.0#0#000"] and "entrycsn" in written
+    assert written["objectGUID"] == [GUID]
+    as_text = parse_final(data, start, end, tag)["controls"][POST_READ.decode()]
+    assert as_text["value"]["result"]["objectguid"] == [GUID.decode()]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        b"",  # no entry at all
+        tlv(0x65, b""),  # another operation where the entry belongs
+        post_read_entry() + b"\x00",  # more than the entry
+        post_read_entry()[:-3],  # the entry cut short
+    ],
+)
+def test_a_malformed_post_read_value_is_a_protocol_error(value: bytes) -> None:
+    data = modified(value)
+    _, tag, start, end = parse_message(data)
+    with pytest.raises(ProtocolError):
+        parse_final(data, start, end, tag)

@@ -11,7 +11,9 @@ from ldap3.core.results import RESULT_CODES
 from ldap3.strategy.base import BaseStrategy
 from ldap3.utils.asn1 import decode_message_fast
 
+from scim_core.backends.ldap.controls import POST_READ_OID
 from scim_core.backends.ldap.encoding import (
+    BOOLEAN,
     CONTROLS,
     ENUMERATED,
     INTEGER,
@@ -19,12 +21,14 @@ from scim_core.backends.ldap.encoding import (
     OCTET_STRING,
     REFERRAL,
     RESPONSE_NAME,
+    SEARCH_ENTRY,
     SEQUENCE,
     SET,
     TYPE_NAMES,
     ProtocolError,
     RangedAnswer,
 )
+from scim_core.backends.ldap.values import lower_keyed
 
 __all__ = [
     "Entry",
@@ -275,20 +279,64 @@ def _result(data: bytes, start: int, end: int, tag: int) -> dict[str, Any]:
     return result
 
 
-def parse_final(data: bytes, start: int, end: int, tag: int) -> dict[str, Any]:
+def parse_final(
+    data: bytes, start: int, end: int, tag: int, binary: frozenset[str] = frozenset()
+) -> dict[str, Any]:
     """The operation's final LDAPResult, with the response controls that follow it in the
-    message (RFC 4511 §4.1.11), decoded by ldap3 (``result["controls"]``).
+    message (RFC 4511 §4.1.11) in ``result["controls"]`` as ldap3 gives them.
 
-    :raises ProtocolError: for a malformed result or controls ldap3 cannot decode.
+    :param binary: lower-case names whose values stay octets in a post-read entry.
+    :raises ProtocolError: for a malformed result or controls.
     """
     result = parse_result(data, start, end, tag)
     if end < len(data):
-        result["controls"] = _response_controls(data)
+        result["controls"] = _response_controls(data, end, binary)
     return result
 
 
-def _response_controls(data: bytes) -> dict[str, Any]:
-    """The controls of one message, decoded by ldap3 itself (once per search: not hot)."""
+def _response_controls(data: bytes, pos: int, binary: frozenset[str]) -> dict[str, Any]:
+    """The controls of one message, from ``pos`` (its ``[0] Controls``). A post-read entry
+    (RFC 4527, after every change of a user) is decoded here as a search's entries are; other
+    controls (the sort and VLV answers of a list page) by ldap3, in its form."""
+    controls: dict[str, Any] = {}
+    others = False
+    try:
+        pos, stop = _expect(data, pos, CONTROLS)
+        if stop != len(data):
+            raise ProtocolError("an LDAPMessage with more than an operation and controls")
+        while pos < stop:
+            start, end = _expect(data, pos, SEQUENCE)
+            oid_start, oid_end = _expect(data, start, OCTET_STRING)
+            oid = data[oid_start:oid_end].decode("ascii")
+            at, critical, value = oid_end, False, None
+            if at < end and data[at] == BOOLEAN:
+                flag_start, at = _expect(data, at, BOOLEAN)
+                critical = data[flag_start] != 0
+            if at < end:
+                value = _expect(data, at, OCTET_STRING)
+                at = value[1]
+            if at != end:
+                raise ProtocolError("a Control with more than a type, criticality and value")
+            if oid == POST_READ_OID and value is not None:
+                entry_start, entry_end = _expect(data, value[0], SEARCH_ENTRY)
+                if entry_end != value[1]:
+                    raise ProtocolError("a post-read value with more than an entry")
+                entry = parse_entry(data, entry_start, entry_end, {}, binary)
+                controls[oid] = {
+                    "description": "post-read",
+                    "criticality": critical,
+                    "value": {"result": lower_keyed(entry["attributes"]), "dn": entry["dn"]},
+                }
+            else:
+                others = True
+            pos = end
+    except (IndexError, UnicodeDecodeError):
+        raise ProtocolError("malformed response controls") from None
+    return {**_ldap3_controls(data), **controls} if others else controls
+
+
+def _ldap3_controls(data: bytes) -> dict[str, Any]:
+    """The controls of one message decoded by ldap3 (once per list page: not hot)."""
     try:
         return dict(
             BaseStrategy.decode_control_fast(control[3])

@@ -22,6 +22,7 @@ from ldap3.core.exceptions import (
 )
 
 __all__ = [
+    "BOOLEAN",
     "CONTROLS",
     "ENUMERATED",
     "EXTENDED_RESPONSE",
@@ -63,7 +64,7 @@ SEQUENCE = 0x30
 OCTET_STRING = 0x04
 INTEGER = 0x02
 ENUMERATED = 0x0A
-_BOOLEAN = 0x01
+BOOLEAN = 0x01
 _SEARCH_REQUEST = 0x63  # [APPLICATION 3], constructed
 CONTROLS = 0xA0  # [0] in LDAPMessage
 SEARCH_ENTRY = 0x64  # [APPLICATION 4]
@@ -279,7 +280,7 @@ def encode_search_request(
             _integer(ENUMERATED, deref),
             _integer(INTEGER, size_limit),
             _integer(INTEGER, time_limit),
-            _tlv(_BOOLEAN, b"\xff" if types_only else b"\x00"),
+            _tlv(BOOLEAN, b"\xff" if types_only else b"\x00"),
             encode_filter(search_filter),
             encode_attribute_list(tuple(attributes)),
         )
@@ -337,7 +338,7 @@ def _control(oid: str, critical: bool, value: bytes | None) -> bytes:
     # criticality is BOOLEAN DEFAULT FALSE: left out when false, as DER and ldap3 do.
     content = _tlv(OCTET_STRING, oid.encode("ascii"))
     if critical:
-        content += _tlv(_BOOLEAN, b"\xff")
+        content += _tlv(BOOLEAN, b"\xff")
     if value is not None:
         content += _tlv(OCTET_STRING, value)
     return _tlv(SEQUENCE, content)

@@ -85,13 +85,15 @@ def modify(
     dn: str,
     changes: Mapping[str, Sequence[tuple[str, Sequence[Any]]]],
     controls: Sequence[Control] | None = None,
+    binary: frozenset[str] = frozenset(),
 ) -> dict[str, Any]:
-    """One modify (:func:`wire.modify`): the result, its ``controls`` decoded."""
+    """One modify (:func:`wire.modify`): the result, its ``controls`` decoded (``binary``:
+    the names whose values stay octets in a post-read entry)."""
     plan = planner(connection)
     with directory_operation("modify", _outcome):
         if plan is not None:
             return plan.modify(connection, dn, changes, controls)
-        return wire.modify(connection, dn, changes, controls)
+        return wire.modify(connection, dn, changes, controls, binary)
 
 
 def add(

@@ -39,7 +39,20 @@ Attributes = Mapping[str, Sequence[Any]]
 
 class _Folded(dict[str, Any]):
     """An entry's attributes keyed in lower case: a lookup is one dictionary access, also for
-    the many mapped attributes an entry does not have."""
+    the many mapped attributes an entry does not have. Any spelling finds its attribute, as
+    in ldap3's own entries."""
+
+    def __missing__(self, name: str) -> Any:
+        lowered = name.lower()
+        if lowered == name:
+            raise KeyError(name)
+        return self[lowered]
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return dict.get(self, name.lower(), default)
+
+    def __contains__(self, name: object) -> bool:
+        return dict.__contains__(self, name.lower() if isinstance(name, str) else name)
 
 
 def lower_keyed(attributes: Attributes) -> _Folded:
@@ -51,7 +64,7 @@ def lower_keyed(attributes: Attributes) -> _Folded:
 
 def _values_of(attributes: Attributes, name: str) -> Any:
     if isinstance(attributes, _Folded):
-        return attributes.get(name.lower())
+        return dict.get(attributes, name.lower())
     values = attributes.get(name)
     if values is None:
         lowered = name.lower()

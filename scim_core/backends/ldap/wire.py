@@ -260,11 +260,14 @@ def modify(
     dn: str,
     changes: Mapping[str, Sequence[tuple[str, Sequence[Any]]]],
     controls: Sequence[Control] | None = None,
+    binary: frozenset[str] = frozenset(),
 ) -> dict[str, Any]:
-    """One modify: the result dict (its ``controls`` decoded by ldap3, e.g. a post-read).
+    """One modify: the result dict (its ``controls`` decoded, e.g. a post-read entry).
 
     Same contract as ``Connection.modify`` with ``raise_exceptions=True``; ``changes`` in
     ldap3's list form, ``{attribute: [(operation, [values])]}``.
+
+    :param binary: lower-case names whose values stay octets in a post-read entry.
     """
     if _eligible(connection) and not connection.read_only:
         result: dict[str, Any] | None = None
@@ -282,7 +285,7 @@ def modify(
                     connection, message_id, payload, request, done
                 ):
                     if tag == done:
-                        result = parse_final(data, start, end, tag)
+                        result = parse_final(data, start, end, tag, binary)
             except ProtocolError as error:
                 raise _dropped(connection, error) from None
         if result is not None:

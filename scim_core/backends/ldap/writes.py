@@ -132,7 +132,7 @@ class UserWrites(Directory):
             connection: Connection, changes: Mapping[str, Sequence[tuple[str, Sequence[Any]]]]
         ) -> dict[str, Any]:
             try:
-                return operations.modify(connection, dn, changes, controls)
+                return operations.modify(connection, dn, changes, controls, self.binary)
             except LDAPOperationResult as error:
                 # An auxiliary class (externalId, email flag, a site's) may be there already:
                 # add only the ones the entry lacks.
@@ -151,7 +151,7 @@ class UserWrites(Directory):
                 missing = [c for c in wanted if str(c).lower() not in present]
                 if missing:
                     rest["objectClass"] = [(MODIFY_ADD, missing)]
-                return operations.modify(connection, dn, rest, controls)
+                return operations.modify(connection, dn, rest, controls, self.binary)
 
         def modify(connection: Connection) -> Mapping[str, Any] | None:
             if password is None:
