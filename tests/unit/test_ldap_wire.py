@@ -19,6 +19,7 @@ from ldap3 import (
     MODIFY_REPLACE,
     SUBTREE,
 )
+from ldap3.operation.add import add_operation
 from ldap3.operation.modify import modify_operation
 from ldap3.operation.search import search_operation, search_result_entry_response_to_dict_fast
 from ldap3.protocol.convert import build_controls_list
@@ -51,6 +52,8 @@ from scim_core.backends.ldap.controls import (
 from scim_core.backends.ldap.decoding import parse_entry, parse_message, parse_result
 from scim_core.backends.ldap.encoding import (
     FilterError,
+    NotOurs,
+    encode_add_request,
     encode_attribute_list,
     encode_filter,
     encode_modify_request,
@@ -457,11 +460,43 @@ def test_modify_requests_are_byte_for_byte_ldap3s(changes, controls) -> None:
         assert encode_modify_request(message_id, dn, changes, controls=controls) == expected
 
 
+def ldap3_add(message_id: int, dn: str, attributes, controls=None) -> bytes:
+    """The bytes ldap3's Connection.add sends."""
+    message = LDAPMessage()
+    message["messageID"] = MessageID(message_id)
+    request = add_operation(dn, attributes, True)
+    message["protocolOp"] = ProtocolOp().setComponentByName("addRequest", request)
+    if controls:
+        message["controls"] = build_controls_list(controls)
+    return encode(message)
+
+
+ADDS = [
+    {"objectClass": ["top", "inetOrgPerson"], "uid": ["alice"], "cn": ["Alice"], "sn": ["L"]},
+    {"objectClass": ["user"], "unicodePwd": ['"Pa55word!"'.encode("utf-16-le")]},
+    {"cn": ["Jos\u00e9 \u4e2d"], "member": ["uid=a,dc=x", "uid=b,dc=x"], "jpegPhoto": [bytes(256)]},
+]
+
+
+@pytest.mark.parametrize("attributes", ADDS)
+@pytest.mark.parametrize("controls", [None, [post_read(["entryUUID", "cn"])]])
+def test_add_requests_are_byte_for_byte_ldap3s(attributes, controls) -> None:
+    for message_id in (1, 128, 70_000, 2**31 - 2):
+        dn = "uid=Jos\u00e9\\2C,ou=people,dc=example,dc=org"
+        expected = ldap3_add(message_id, dn, attributes, controls)
+        assert encode_add_request(message_id, dn, attributes, controls=controls) == expected
+
+
+@pytest.mark.parametrize("attributes", [{"n": [1]}, {"n": "one value"}])
+def test_add_values_it_does_not_encode_are_left_to_ldap3(attributes) -> None:
+    with pytest.raises(NotOurs):
+        encode_add_request(1, "cn=x", attributes)
+
+
 @pytest.mark.parametrize(
     "changes", [{"n": [(MODIFY_REPLACE, [1])]}, {"n": [(MODIFY_REPLACE, "one value")]}]
 )
 def test_values_it_does_not_encode_are_left_to_ldap3(changes) -> None:
-    from scim_core.backends.ldap.wire import NotOurs
 
     with pytest.raises(NotOurs):
         encode_modify_request(1, "uid=a,dc=x", changes)

@@ -108,9 +108,9 @@ class UserCreates(Users):
                 with password.exposed() as secret:
                     value = self.profile.password_value(secret) if attribute else secret
                     with_password = {**values, attribute or "userPassword": [value]}
-                    result = operations.add(connection, dn, with_password, read)
+                    result = operations.add(connection, dn, with_password, read, self.binary)
             else:
-                result = operations.add(connection, dn, values, read)
+                result = operations.add(connection, dn, values, read, self.binary)
             return parse_post_read(result.get("controls"))
 
         current: Resource | None = None

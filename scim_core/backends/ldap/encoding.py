@@ -22,6 +22,7 @@ from ldap3.core.exceptions import (
 )
 
 __all__ = [
+    "ADD_RESPONSE",
     "BOOLEAN",
     "CONTROLS",
     "ENUMERATED",
@@ -47,6 +48,7 @@ __all__ = [
     "NotOurs",
     "ProtocolError",
     "RangedAnswer",
+    "encode_add_request",
     "encode_attribute_list",
     "encode_filter",
     "encode_modify_request",
@@ -70,6 +72,8 @@ CONTROLS = 0xA0  # [0] in LDAPMessage
 SEARCH_ENTRY = 0x64  # [APPLICATION 4]
 _MODIFY_REQUEST = 0x66  # [APPLICATION 6]
 MODIFY_RESPONSE = 0x67  # [APPLICATION 7]
+_ADD_REQUEST = 0x68  # [APPLICATION 8]
+ADD_RESPONSE = 0x69  # [APPLICATION 9]
 SET = 0x31
 SEARCH_DONE = 0x65  # [APPLICATION 5]
 SEARCH_REFERENCE = 0x73  # [APPLICATION 19]
@@ -94,6 +98,7 @@ TYPE_NAMES = {
     SEARCH_ENTRY: "searchResEntry",
     SEARCH_DONE: "searchResDone",
     MODIFY_RESPONSE: "modifyResponse",
+    ADD_RESPONSE: "addResponse",
     SEARCH_REFERENCE: "searchResRef",
     EXTENDED_RESPONSE: "extendedResp",
     INTERMEDIATE_RESPONSE: "intermediateResponse",
@@ -325,6 +330,33 @@ def encode_modify_request(
             )
     request = _tlv(OCTET_STRING, dn.encode("utf-8")) + _tlv(SEQUENCE, b"".join(items))
     return _message(message_id, _tlv(_MODIFY_REQUEST, request), controls)
+
+
+def encode_add_request(
+    message_id: int,
+    dn: str,
+    attributes: Mapping[str, Sequence[Any]],
+    *,
+    controls: Sequence[Control] | None = None,
+) -> bytes:
+    """A complete LDAPMessage holding an AddRequest (RFC 4511 §4.7), byte for byte ldap3's.
+
+    :param attributes: attribute -> its values (``str``, sent as UTF-8, or ``bytes``), the
+        object classes among them.
+    """
+    items = []
+    for attribute, values in attributes.items():
+        if isinstance(values, str | bytes):
+            raise NotOurs("a single value")
+        items.append(
+            _tlv(
+                SEQUENCE,
+                _tlv(OCTET_STRING, attribute.encode("utf-8"))
+                + _tlv(SET, b"".join(_tlv(OCTET_STRING, _octets(v)) for v in values)),
+            )
+        )
+    request = _tlv(OCTET_STRING, dn.encode("utf-8")) + _tlv(SEQUENCE, b"".join(items))
+    return _message(message_id, _tlv(_ADD_REQUEST, request), controls)
 
 
 def _message(message_id: int, operation: bytes, controls: Sequence[Control] | None) -> bytes:

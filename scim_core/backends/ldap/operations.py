@@ -101,14 +101,15 @@ def add(
     dn: str,
     attributes: Mapping[str, Any],
     controls: Sequence[Control] | None = None,
+    binary: frozenset[str] = frozenset(),
 ) -> dict[str, Any]:
-    """One add: the result, its ``controls`` decoded (a post-read entry)."""
+    """One add (:func:`wire.add`): the result, its ``controls`` decoded (a post-read entry;
+    ``binary``: the names whose values stay octets there)."""
     plan = planner(connection)
     with directory_operation("add", _outcome):
         if plan is not None:
             return plan.add(connection, dn, attributes, controls)
-        connection.add(dn, attributes=dict(attributes), controls=list(controls or ()) or None)
-        return dict(connection.result or {})
+        return wire.add(connection, dn, attributes, controls, binary)
 
 
 def delete(connection: Connection, dn: str, controls: Sequence[Control] | None = None) -> None:

@@ -57,7 +57,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ldap3 import (
@@ -85,6 +85,7 @@ from scim_core.backends.ldap.decoding import (
     parse_result,
 )
 from scim_core.backends.ldap.encoding import (
+    ADD_RESPONSE,
     EXTENDED_RESPONSE,
     INTERMEDIATE_RESPONSE,
     MODIFY_RESPONSE,
@@ -99,11 +100,12 @@ from scim_core.backends.ldap.encoding import (
     NotOurs,
     ProtocolError,
     RangedAnswer,
+    encode_add_request,
     encode_modify_request,
     encode_search_request,
 )
 
-__all__ = ["Control", "Entry", "Response", "modify", "search"]
+__all__ = ["Control", "Entry", "Response", "add", "modify", "search"]
 
 _log = logging.getLogger("scim.ldap")
 
@@ -269,37 +271,86 @@ def modify(
 
     :param binary: lower-case names whose values stay octets in a post-read entry.
     """
-    if _eligible(connection) and not connection.read_only:
-        result: dict[str, Any] | None = None
-        with connection.connection_lock:
-            message_id = connection.server.next_message_id()
-            try:
-                payload = encode_modify_request(message_id, dn, changes, controls=controls)
-            except NotOurs:
-                payload = b""
-            # Attribute names only: the values are no business of a log.
-            request = {"type": "modifyRequest", "entry": dn, "changes": list(changes)}
-            done = MODIFY_RESPONSE
-            try:
-                for tag, data, start, end in _exchange(
-                    connection, message_id, payload, request, done
-                ):
-                    if tag == done:
-                        result = parse_final(data, start, end, tag, binary)
-            except ProtocolError as error:
-                raise _dropped(connection, error) from None
-        if result is not None:
-            connection.response = None
-            _conclude(connection, result)
-            return result
+    # Attribute names only: the values are no business of a log.
+    request = {"type": "modifyRequest", "entry": dn, "changes": list(changes)}
+    result = _write(
+        connection,
+        request,
+        MODIFY_RESPONSE,
+        binary,
+        lambda message_id: encode_modify_request(message_id, dn, changes, controls=controls),
+    )
+    if result is not None:
+        return result
     connection.modify(dn, dict(changes), controls=list(controls) if controls else None)
     return dict(connection.result or {})
+
+
+def add(
+    connection: Connection,
+    dn: str,
+    attributes: Mapping[str, Sequence[Any]],
+    controls: Sequence[Control] | None = None,
+    binary: frozenset[str] = frozenset(),
+) -> dict[str, Any]:
+    """One add: the result dict (its ``controls`` decoded, e.g. a post-read entry).
+
+    Same contract as ``Connection.add`` with ``raise_exceptions=True``; ``attributes`` maps
+    each attribute (objectClass included) to its values.
+
+    :param binary: lower-case names whose values stay octets in a post-read entry.
+    """
+    # Attribute names only: the values (a password among them) are no business of a log.
+    request = {"type": "addRequest", "entry": dn, "attributes": list(attributes)}
+    result = _write(
+        connection,
+        request,
+        ADD_RESPONSE,
+        binary,
+        lambda message_id: encode_add_request(message_id, dn, attributes, controls=controls),
+    )
+    if result is not None:
+        return result
+    connection.add(dn, attributes=dict(attributes), controls=list(controls or ()) or None)
+    return dict(connection.result or {})
+
+
+def _write(
+    connection: Connection,
+    request: dict[str, Any],
+    done: int,
+    binary: frozenset[str],
+    encode: Callable[[int], bytes],
+) -> dict[str, Any] | None:
+    """Send the request ``encode`` makes for a message id and read its final answer;
+    ``None`` (nothing sent) where this path does not apply and ldap3 takes the operation."""
+    if not _eligible(connection) or connection.read_only:
+        return None
+    result: dict[str, Any] | None = None
+    with connection.connection_lock:
+        message_id = connection.server.next_message_id()
+        try:
+            payload = encode(message_id)
+        except NotOurs:
+            return None
+        try:
+            for tag, data, start, end in _exchange(connection, message_id, payload, request, done):
+                if tag == done:
+                    result = parse_final(data, start, end, tag, binary)
+        except ProtocolError as error:
+            raise _dropped(connection, error) from None
+    if result is None:
+        return None
+    connection.response = None
+    _conclude(connection, result)
+    return result
 
 
 # The answers that may come before an operation's final one (RFC 4511 §4.5.2, §4.13).
 _PARTIAL = {
     SEARCH_DONE: frozenset({SEARCH_ENTRY, SEARCH_REFERENCE, INTERMEDIATE_RESPONSE}),
     MODIFY_RESPONSE: frozenset({INTERMEDIATE_RESPONSE}),
+    ADD_RESPONSE: frozenset({INTERMEDIATE_RESPONSE}),
 }
 
 
