@@ -330,7 +330,7 @@ def test_with_the_fast_path_off_every_search_and_modify_is_ldap3s(
     def refused(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("the fast path was taken")
 
-    monkeypatch.setattr(wire, "_exchange", refused)
+    monkeypatch.setattr(wire, "exchange", refused)
     backend = LdapBackend(settings_for(slapd, fast_path=False))
     try:
         created = new_user(backend, title="Off")
