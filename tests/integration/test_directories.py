@@ -539,6 +539,57 @@ def test_groups_create_find_and_change_members_both_ways(http, directory, direct
     assert http("DELETE", path).status_code == 501
 
 
+def test_a_group_past_the_member_limit_is_too_many(http, other_service):
+    """SCIM_LDAP_MAX_MEMBERS on each directory: the member search stops one past the limit
+    (an LDAP size limit) and the answer is 400 tooMany naming the way to read the group."""
+    users = [new_user(http) for _ in range(3)]
+    name = "dl" + uuid.uuid4().hex[:8]
+    body = {"displayName": name, "members": [{"value": u["id"]} for u in users]}
+    created = http("POST", "/Groups", json=body)
+    assert created.status_code == 201, body_of(created)
+    path = "/Groups/" + body_of(created)["id"]
+    _, capped = other_service(max_members=2)
+    refused = capped("GET", path)
+    assert refused.status_code == 400 and body_of(refused)["scimType"] == "tooMany"
+    assert "excludedAttributes=members" in body_of(refused)["detail"]
+    bare = capped("GET", path, query_string={"excludedAttributes": "members"})
+    assert bare.status_code == 200 and "members" not in body_of(bare)
+    _, enough = other_service(max_members=3)
+    listed = body_of(enough("GET", path))["members"]
+    assert sorted(m["value"] for m in listed) == sorted(u["id"] for u in users)
+
+
+def test_a_write_names_the_manager_without_a_search_after_it(
+    http, directory, directory_backend, monkeypatch
+):
+    """The manager a write sets was looked up before it and needs no search after it, on every
+    directory. One it leaves as it was is named by the post-read entry only under the version
+    assertion (OpenLDAP); 389-DS (no assertion) and Samba (neither control) look it up again."""
+    boss, other = new_user(http), new_user(http)
+    user = new_user(http, **{ENTERPRISE: {"manager": {"value": boss["id"]}}})
+    lookups: list[str] = []
+    search_users = LdapBackend._search_users
+    id_only = [directory_backend.profile.id_attribute]
+
+    def counting(self, search_filter, attributes, **kwargs):
+        if search_filter.startswith("(|(") and list(attributes) == id_only:
+            lookups.append(search_filter)  # users' DNs -> their ids
+        return search_users(self, search_filter, attributes, **kwargs)
+
+    monkeypatch.setattr(LdapBackend, "_search_users", counting)
+    kept_after = 0 if directory.dialect == "openldap" else 1
+    path = "/Users/" + user["id"]
+    retitled = patch(http, path, {"op": "replace", "path": "title", "value": "T"})
+    assert body_of(retitled)[ENTERPRISE]["manager"]["value"] == boss["id"]
+    assert len(lookups) == 1 + kept_after, lookups  # the read before the write, and ...
+    lookups.clear()
+    moved = {"op": "replace", "path": f"{ENTERPRISE}:manager", "value": {"value": other["id"]}}
+    changed = patch(http, path, moved)
+    assert body_of(changed)[ENTERPRISE]["manager"]["value"] == other["id"]
+    assert len(lookups) == 1, lookups  # only the read before the write
+    assert body_of(http("GET", path))[ENTERPRISE]["manager"]["value"] == other["id"]
+
+
 def test_a_group_renamed_keeps_its_id_and_members(http, directory, directory_backend):
     """Entra renames a group with ``replace displayName``: a modify of the display name
     attribute; the cn (the id) and the members stay, the new name finds it, the old one not,

@@ -153,8 +153,8 @@ class UserCreates(Users):
             except ScimError as error:
                 error.partial = True  # the entry and its password are in, disabled
                 raise
-        # What the add wrote names the request's users: no search resolves them again.
-        return self._read_user_by_dn(dn, written, self._vouched(None, user, guarded=False))
+        # The users the add names were looked up before it: no search resolves them again.
+        return self._read_user_by_dn(dn, written, self._named(user, manager_dn, references))
 
     def _take_over_pending(self, dn: str, pending: str, stamp: str) -> Resource | None:
         """The entry at ``dn`` if it is a create cut before its password, now stamped ours.

@@ -171,46 +171,52 @@ class Users(Listing, Memberships, UserWrites):
         self,
         dn: str,
         written: Mapping[str, Any] | None = None,
-        vouched: Mapping[str, str] | None = None,
+        named: Mapping[str, str] | None = None,
+        kept: Mapping[str, str] | None = None,
     ) -> Resource:
         """The user at ``dn`` as the write left it: from the write's post-read control when
         it brought the entry (``written``), else read afresh.
 
-        :param vouched: attribute -> the id of the user the written entry names there, known
-            without a search (see :meth:`_vouched`); used only with ``written``.
+        :param named: DN (lower case) -> id of the users the write looked up and set
+            (:meth:`_named`): they need no search after it.
+        :param kept: attribute -> the id of the user it names and the write left as read
+            (:meth:`_kept`), known only from the post-read entry.
         """
+        known = dict(named or {})
         if written is not None:
-            known = {
-                str(value).lower(): user_id
-                for holder, user_id in (vouched or {}).items()
-                if (value := first(written, holder))
-            }
+            for holder, user_id in (kept or {}).items():
+                if value := first(written, holder):
+                    known[str(value).lower()] = user_id
             return self._to_users([{"dn": dn, "attributes": written}], known)[0]
         entries, _ = self._search(dn, "(objectClass=*)", self.users.read_attributes, scope=BASE)
         if not entries:
             raise DirectoryUnavailable("The directory did not return the written user; retry.")
-        return self._to_users(entries)[0]
+        return self._to_users(entries, known)[0]
 
-    def _vouched(
-        self, current: Resource | None, desired: Resource, *, guarded: bool
+    def _named(
+        self, desired: Resource, manager_dn: str | None, references: Mapping[str, str | None]
     ) -> dict[str, str]:
-        """Attribute -> the id of the user a written entry names there (manager, references),
-        where the write tells it: a value this write set names ``desired``'s user; one it
-        left as read names ``current``'s only when the write asserted the version read (no
-        change came in between). The rest is looked up after the write."""
-        pairs = {
-            "manager": (
-                self.users.manager_id(current) if current is not None else None,
-                self.users.manager_id(desired),
-            )
-        }
-        before = self.users.reference_ids(current) if current is not None else {}
-        for holder, named in self.users.reference_ids(desired).items():
-            pairs[holder] = (before.get(holder), named)
-        trusted = guarded and self._capabilities().assertion
+        """DN (lower case) -> id of the users a write sets as ``desired``'s manager and
+        references, looked up by id before it (``PREVIOUS``: left as it was, not looked up)."""
+        ids = {"manager": self.users.manager_id(desired), **self.users.reference_ids(desired)}
+        dns = {"manager": manager_dn, **references}
         return {
-            holder: now for holder, (was, now) in pairs.items() if now and (was != now or trusted)
+            str(dn).lower(): user_id
+            for holder, dn in dns.items()
+            if dn and dn != PREVIOUS and (user_id := ids.get(holder))
         }
+
+    def _kept(self, current: Resource, desired: Resource, *, guarded: bool) -> dict[str, str]:
+        """Attribute -> the id of the user the entry names there, for the manager and references
+        a write leaves as they were: known from its post-read entry only when the write asserted
+        the version read (no change came in between); otherwise looked up after it."""
+        if not (guarded and self._capabilities().assertion):
+            return {}
+        pairs = {"manager": (self.users.manager_id(current), self.users.manager_id(desired))}
+        before = self.users.reference_ids(current)
+        for holder, now in self.users.reference_ids(desired).items():
+            pairs[holder] = (before.get(holder), now)
+        return {holder: now for holder, (was, now) in pairs.items() if now and was == now}
 
     def _dn_of(self, current: Resource) -> str:
         """The DN of a user read before: derived from its userName where that tells the RDN
@@ -293,7 +299,10 @@ class Users(Listing, Memberships, UserWrites):
             with after_a_write() if wrote else nullcontext():
                 dn = self._rename(dn, str(new_rdn))
             written = None  # a new DN (and version): read it
-        return self._read_user_by_dn(dn, written, self._vouched(current, desired, guarded=guarded))
+        named = self._named(desired, desired_manager_dn, after)
+        return self._read_user_by_dn(
+            dn, written, named, self._kept(current, desired, guarded=guarded)
+        )
 
     def _name_taken(self, name: str, own_dn: str | None = None) -> bool:
         """Whether another user than the one at ``own_dn`` has ``name`` (case aside) or

@@ -296,8 +296,8 @@ def _write(
                     result = parse_final(data, start, end, tag, binary)
         except ProtocolError as error:
             raise dropped(connection, error) from None
-    if result is None:
-        return None
+    if result is None:  # a request went out: never send it again through ldap3
+        raise dropped(connection, ProtocolError("the exchange ended without its final answer"))
     connection.response = None
     conclude(connection, result)
     return result
