@@ -8,7 +8,7 @@ For each directory (OpenLDAP, 389-DS, Samba AD), one after the other:
    offline with ``slapadd`` (memberOf written into the LDIF, as ``bench/data.py`` does); 389-DS
    and Samba AD over LDAPS as the administrator with ldap3 (adds on a few connections, then the
    members in modifies of 1,000 values). The time each step takes is recorded.
-3. The service under gunicorn with the production ``examples/gunicorn.conf.py`` on 127.0.0.1
+3. The service under gunicorn with the production ``scim_flask.gunicorn_conf`` on 127.0.0.1
    (``SCIM_*`` environment from the launcher's ``service_settings()``; bench/servers.py).
 4. Checks before measuring: every user of the filter pool is found (200, one result, the right
    ``userName``), and ``GET /Groups/benchgroup`` answers 200 with all M members.
@@ -966,7 +966,7 @@ def markdown(results: dict[str, Any]) -> str:
         f"# scim-ldap per directory, {results['date']}",
         "",
         f"Machine: {machine['cpu']} ({machine['cores']} cores), load average at start "
-        f"{average}. Service: gunicorn `examples/gunicorn.conf.py` on 127.0.0.1 "
+        f"{average}. Service: gunicorn `scim_flask.gunicorn_conf` on 127.0.0.1 "
         f"(sync workers, default log level INFO). N = {config['users']:,} users addressed by "
         f"the filter ({config['pool']} distinct, spread over them); the group has "
         f"{config['members']:,} members, so the directory holds "

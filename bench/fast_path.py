@@ -48,7 +48,7 @@ def markdown(on: dict[str, Any], off: dict[str, Any]) -> str:
         "",
         f"Machine: {machine['cpu']} ({machine['cores']} cores), Python {machine['python']}, "
         f"{machine['openldap']}, ldap3 {machine['ldap3']}, {config['workers']} sync workers "
-        f"(examples/gunicorn.conf.py), load: {config['generator']}. "
+        f"(scim_flask.gunicorn_conf), load: {config['generator']}. "
         f"{config['users']:,} users, a group of {config['members']:,} members. Each scenario: "
         f"{config['warmup_s']:g} s warm-up, {config['rounds']} rounds of "
         f"{config['duration_s']:g} s alternating service and floor; figures are medians over "

@@ -1,10 +1,10 @@
 """The floor: the least our stack (gunicorn sync workers + Flask + ldap3) can do per request.
 
-A minimal Flask app, served by ``gunicorn -c examples/gunicorn.conf.py bench.floor_app:app`` so
-it runs under exactly the service's production gunicorn settings, doing per request the
-directory work the matching SCIM scenario needs and nothing else: no authentication, no SCIM
-rendering, no logging, no validation. The benchmark measures it in the same run as the service
-and reports every service figure as a ratio to it.
+A minimal Flask app, served by ``gunicorn -c python:scim_flask.gunicorn_conf
+bench.floor_app:app`` so it runs under exactly the service's production gunicorn settings,
+doing per request the directory work the matching SCIM scenario needs and nothing else: no
+authentication, no SCIM rendering, no logging, no validation. The benchmark measures it in the
+same run as the service and reports every service figure as a ratio to it.
 
 Per worker it keeps one bound ldap3 connection (``get_info=NONE``, SYNC strategy), reused
 across requests, and asks only for the attributes a SCIM User needs. Sorted pages run on a

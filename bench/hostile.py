@@ -1,6 +1,6 @@
 """``make hostile`` / ``python -m bench.hostile``: the service under attack, and what it cost.
 
-The service runs as in production: gunicorn with ``examples/gunicorn.conf.py`` (two workers) on a
+The service runs as in production: gunicorn with ``scim_flask.gunicorn_conf`` (two workers) on a
 throwaway seeded slapd, everything on 127.0.0.1. Then, one phase after the other:
 
 1. **Attacks**: a corpus of hostile requests (filter and DN injection, broken JSON and
@@ -604,7 +604,7 @@ def markdown(results: dict[str, Any]) -> str:
     lines = [
         f"# scim-ldap under attack, {results['date']}",
         "",
-        f"gunicorn with examples/gunicorn.conf.py, {results['config']['workers']} workers, on a "
+        f"gunicorn with scim_flask.gunicorn_conf, {results['config']['workers']} workers, on a "
         f"throwaway slapd; {results['machine']['cores']} cores.",
         "",
         "| Figure | Value |",

@@ -170,7 +170,7 @@ def markdown(results: dict[str, Any]) -> str:
         f"Machine: {machine['cpu']} ({machine['cores']} cores), {machine['memory_gib']:.0f} GiB, "
         f"Linux {machine['kernel']}, Python {machine['python']}, {machine['openldap']}, "
         f"ldap3 {machine['ldap3']}, gunicorn {machine['gunicorn']} "
-        f"({config['workers']} sync workers, examples/gunicorn.conf.py), load: "
+        f"({config['workers']} sync workers, scim_flask.gunicorn_conf), load: "
         f"{config['generator']}."
         + (
             ""

@@ -2,7 +2,7 @@
 
 1. A throwaway slapd (scim_core.testing.slapd) with N users and a group of M members, loaded
    offline with slapadd (bench/data.py).
-2. The service under gunicorn with the production ``examples/gunicorn.conf.py`` (``SCIM_*``
+2. The service under gunicorn with the production ``scim_flask.gunicorn_conf`` (``SCIM_*``
    environment; the default log level INFO, standard error to a file), and the floor
    (bench/floor_app.py) under the same config, both on 127.0.0.1.
 3. Each scenario (bench/scenarios.py): a check of one answer, a warm-up, then rounds alternating
@@ -76,7 +76,7 @@ class Config:
         default_factory=lambda: {"read": 1000, "noop": 64, "patch": 400, "put": 400, "toggle": 64}
     )
     password_every: int = 1000
-    workers: int | None = None  # None: what examples/gunicorn.conf.py decides (2 x cores)
+    workers: int | None = None  # None: what scim_flask.gunicorn_conf decides (2 x cores)
     profile_seconds: int = 10
     profile_rate: int = 200
     generator: str = "wrk"

@@ -1,4 +1,4 @@
-"""The servers under test: gunicorn with the production ``examples/gunicorn.conf.py``.
+"""The servers under test: gunicorn with the production ``scim_flask.gunicorn_conf``.
 
 Each server is one gunicorn master started by this process (its own session, so a terminal's
 Ctrl-C reaches the benchmark, which then stops it by PID). Its standard error (gunicorn's error
@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 ROOT = Path(__file__).resolve().parent.parent
-GUNICORN_CONFIG = ROOT / "examples" / "gunicorn.conf.py"
+GUNICORN_CONFIG = "python:scim_flask.gunicorn_conf"
 
 
 def children(pid: int) -> list[int]:

@@ -62,7 +62,7 @@ def main() -> int:
         # One key for both workers, made for this run: cursor pages work out of the box.
         env.setdefault("SCIM_CURSOR_SECRET", secrets.token_urlsafe(48))
         gunicorn = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "-c", str(ROOT / "examples" / "gunicorn.conf.py")],
+            [sys.executable, "-m", "scim_flask.cli", "serve"],
             env=env,
             cwd=ROOT,
         )

@@ -1,7 +1,10 @@
-"""``scim-server``: validate the configuration, then serve the app under gunicorn.
+"""``scim-ldap``: the administrator's command.
 
-It runs the service's own gunicorn worker (``scim_flask.worker.ScimWorker``) with the settings
-``examples/gunicorn.conf.py`` gives it; a ``--config`` file may change them.
+- ``scim-ldap serve`` validates the configuration, then serves the app under gunicorn with the
+  shipped configuration (:mod:`scim_flask.gunicorn_conf`: the service's own worker, HTTPS and
+  trusted proxies from ``SCIM_*``); ``--config`` adds a gunicorn configuration file on top.
+
+``scim-server`` is the same as ``scim-ldap serve``.
 """
 
 from __future__ import annotations
@@ -9,66 +12,82 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable, Sequence
 from typing import Any
-
-from gunicorn.app.base import BaseApplication
 
 from scim_core.backend import load_backend
 from scim_core.config import ConfigError
-from scim_flask.app import create_app
-from scim_flask.settings import AppSettings
 
-__all__ = ["main"]
+__all__ = ["main", "serve_main"]
 
-#: What the shipped worker is made for: gunicorn's default sync worker would let two idle
-#: connections starve the service, and answer errors in HTML naming itself.
-_WORKER_SETTINGS: dict[str, Any] = {
-    "worker_class": "scim_flask.worker.ScimWorker",
-    "threads": 1,  # requests reach the thread complete: more threads only contend for the GIL
-    "worker_connections": 1000,
-    "limit_request_line": 0,  # gunicorn's 1 MiB; the worker refuses a line past 32 KiB itself
-    "keepalive": 5,
-}
+#: The shipped gunicorn configuration, as gunicorn names a module.
+SHIPPED_CONFIG = "python:scim_flask.gunicorn_conf"
 
 
-class _Server(BaseApplication):  # type: ignore[misc]
-    def __init__(self, options: dict[str, Any], config_file: str | None) -> None:
-        self._options = options
-        self._config_file = config_file
-        super().__init__()
-
-    def load_config(self) -> None:
-        for key, value in _WORKER_SETTINGS.items():
-            self.cfg.set(key, value)
-        if self._config_file:
-            self.load_config_from_file(self._config_file)
-        for key, value in self._options.items():
-            if value is not None:
-                self.cfg.set(key, value)
-
-    def load(self) -> Any:
-        return create_app()
+def _fail(message: str) -> int:
+    print(f"scim-ldap: {message}", file=sys.stderr)
+    return 2
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the service; exit status 2 with one line on a configuration error."""
-    parser = argparse.ArgumentParser(prog="scim-server", description=__doc__)
-    parser.add_argument("--bind", default=None, help="address:port (default 127.0.0.1:8080)")
-    parser.add_argument("--workers", type=int, default=None, help="gunicorn worker processes")
-    parser.add_argument("--config", default=None, help="a gunicorn configuration file")
-    args = parser.parse_args(argv)
+def _serve(args: argparse.Namespace) -> int:
+    try:
+        from gunicorn.app.base import Application
+
+        from scim_flask.app import create_app
+        from scim_flask.settings import AppSettings
+    except ImportError as error:
+        return _fail(f"serving needs the [server] extra (pip install 'scim-ldap[server]'): {error}")
     try:
         settings = AppSettings.from_environ(os.environ)
         # The backend's own settings (an LDAP mapping file among them) are checked here too,
         # so a wrong one is this one line, not a worker's traceback.
         load_backend(settings.backend)(os.environ).close()
     except ConfigError as error:
-        print(f"scim-server: configuration error: {error}", file=sys.stderr)
-        return 2
-    bind = args.bind or (None if args.config else "127.0.0.1:8080")
-    options = {"bind": bind, "workers": args.workers}
-    _Server(options, args.config).run()
+        return _fail(f"configuration error: {error}")
+
+    class Server(Application):  # type: ignore[misc]  # gunicorn has no type information
+        def load_config(self) -> None:
+            self.load_config_from_module_name_or_filename(SHIPPED_CONFIG)
+            if args.config:
+                self.load_config_from_file(args.config)
+            for key, value in {"bind": args.bind, "workers": args.workers}.items():
+                if value is not None:
+                    self.cfg.set(key, value)
+
+        def load(self) -> Any:
+            return create_app()
+
+    Server().run()
     return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="scim-ldap", description="The SCIM 2.0 provisioning service for LDAP directories."
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    serve = commands.add_parser(
+        "serve", help="serve SCIM under gunicorn (HTTPS with SCIM_TLS_CERT_FILE)"
+    )
+    serve.add_argument(
+        "--bind", default=None, help="address:port (default SCIM_BIND, else 127.0.0.1:8080)"
+    )
+    serve.add_argument("--workers", type=int, default=None, help="worker processes")
+    serve.add_argument("--config", default=None, help="a gunicorn configuration file on top")
+    serve.set_defaults(run=_serve)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``scim-ldap``; exit status 2 with one line on a configuration error."""
+    args = _parser().parse_args(argv)
+    run: Callable[[argparse.Namespace], int] = args.run
+    return run(args)
+
+
+def serve_main(argv: Sequence[str] | None = None) -> int:
+    """``scim-server``: ``scim-ldap serve`` under its earlier name."""
+    return main(["serve", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from ipaddress import IPv4Network, IPv6Network, ip_network
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -14,6 +15,7 @@ from scim_core.config import (
     ConfigError,
     ServiceConfig,
     Setting,
+    parse_int,
     parse_list,
     read_settings,
 )
@@ -25,7 +27,7 @@ from scim_core.oauth import (
     looks_like_jwt,
 )
 
-__all__ = ["HTTP_SETTINGS", "WORKER_SETTINGS", "AppSettings", "ConfigError"]
+__all__ = ["HTTP_SETTINGS", "SERVER_SETTINGS", "WORKER_SETTINGS", "AppSettings", "ConfigError"]
 
 
 def _level(text: str) -> str:
@@ -168,6 +170,78 @@ HTTP_SETTINGS: tuple[Setting[Any], ...] = (
     ),
     READ_TIMEOUT,
 )
+
+
+def _bind(text: str) -> str:
+    host, sep, port = text.strip().rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError("expected address:port, e.g. 0.0.0.0:8443 or [::]:8443")
+    return text.strip()
+
+
+def _readable_file(text: str) -> str:
+    path = text.strip()
+    try:
+        with open(path, "rb"):
+            pass
+    except OSError as error:
+        raise ValueError(f"cannot read {path}: {error.strerror}") from None
+    return path
+
+
+def _networks(text: str) -> tuple[IPv4Network | IPv6Network, ...]:
+    try:
+        return tuple(ip_network(item, strict=False) for item in parse_list(text))
+    except ValueError:
+        raise ValueError("expected IP addresses or networks, e.g. 10.0.0.5,192.0.2.0/24") from None
+
+
+#: How the server listens: read by the shipped gunicorn configuration (``scim-ldap serve``).
+SERVER_SETTINGS: tuple[Setting[Any], ...] = (
+    Setting(
+        "SCIM_BIND",
+        _bind,
+        None,
+        "Where the service listens, `address:port` (default `127.0.0.1:` and `SCIM_PORT`, "
+        "itself 8080 by default); `0.0.0.0:8443` for every IPv4 interface.",
+    ),
+    Setting(
+        "SCIM_WORKERS",
+        parse_int(1),
+        None,
+        "Worker processes (default two per core); each serves one request at a time.",
+    ),
+    Setting(
+        "SCIM_TLS_CERT_FILE",
+        _readable_file,
+        None,
+        "Serve HTTPS with this certificate chain (PEM, the server's certificate first). TLS 1.2 "
+        "is the floor with forward-secret suites only; TLS 1.3 is offered. A renewed file is "
+        "served after a graceful reload (`kill -HUP` the master process).",
+    ),
+    Setting(
+        "SCIM_TLS_KEY_FILE",
+        _readable_file,
+        None,
+        "The certificate's private key (PEM), unless `SCIM_TLS_CERT_FILE` holds it too.",
+    ),
+    Setting(
+        "SCIM_TLS_CLIENT_CA_FILE",
+        _readable_file,
+        None,
+        "Require a client certificate issued by one of these CAs (PEM) on every connection "
+        "(mutual TLS); needs `SCIM_TLS_CERT_FILE`.",
+    ),
+    Setting(
+        "SCIM_TRUSTED_PROXIES",
+        _networks,
+        (),
+        "Comma-separated addresses or networks of reverse proxies whose `X-Forwarded-For`, "
+        "`-Proto`, `-Host`, `-Port` and `-Prefix` headers are believed (one proxy hop). From any "
+        "other address those headers are removed before the application sees them.",
+    ),
+)
+
 
 #: What the gunicorn worker reads itself (before the app exists).
 WORKER_SETTINGS: tuple[Setting[Any], ...] = (

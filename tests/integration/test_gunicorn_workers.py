@@ -1,4 +1,4 @@
-"""The production setup: gunicorn sync workers (examples/gunicorn.conf.py) configured by SCIM_*.
+"""The production setup: gunicorn sync workers (scim_flask.gunicorn_conf) configured by SCIM_*.
 
 Several worker processes, each with its own directory connection, race for the same user;
 after a directory restart every worker's idle connection is stale, and the first write of

@@ -1,4 +1,4 @@
-"""The HTTP stack as shipped: gunicorn with examples/gunicorn.conf.py, real sockets, real slapd.
+"""The HTTP stack as shipped: gunicorn with scim_flask.gunicorn_conf, real sockets, real slapd.
 
 What a client can do to the server itself rather than to the SCIM logic: hold connections open
 and send nothing, send a request a byte at a time, announce a body and never send it, send a body
@@ -344,7 +344,7 @@ def test_guessing_tokens_at_metrics_is_throttled_too(server: Server) -> None:
 
 
 def test_scim_server_runs_the_service_worker(directory: SlapdInstance, tmp_path: Path) -> None:
-    """``scim-server`` without a configuration file: not gunicorn's sync worker, which one idle
+    """``scim-ldap serve`` without a configuration file: not gunicorn's sync worker, which one idle
     connection holds, and which answers in HTML naming itself."""
     port = find_free_port()
     environment = dict(
@@ -353,7 +353,7 @@ def test_scim_server_runs_the_service_worker(directory: SlapdInstance, tmp_path:
         SCIM_LOG_LEVEL="WARNING",
         **directory.service_settings(),
     )
-    command = [sys.executable, "-m", "scim_flask.cli", "--bind", f"127.0.0.1:{port}"]
+    command = [sys.executable, "-m", "scim_flask.cli", "serve", "--bind", f"127.0.0.1:{port}"]
     command += ["--workers", "1"]
     served = Server(port, None, tmp_path / "scim-server.log")
 

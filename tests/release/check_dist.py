@@ -66,7 +66,7 @@ SDIST_FILES = (
     "tests/conftest.py",
     "tests/data/public_api.json",
 )
-ENTRY_POINTS = ("[scim_core.backends]", "memory = ", "ldap = ", "scim-server = ")
+ENTRY_POINTS = ("[scim_core.backends]", "memory = ", "ldap = ", "scim-ldap = ", "scim-server = ")
 EXTRAS = ("ldap", "flask", "jwt", "openapi", "server", "test")
 
 #: Distributions only an extra may bring (lower case, ``-`` for ``_``).
@@ -320,6 +320,7 @@ def main(argv: list[str]) -> int:
     run(*pip, f"{wheel}[server]")
     run(python, "-c", SERVER_SMOKE, cwd=work)
     run(venv / "bin" / "scim-server", "--help", cwd=work)
+    run(venv / "bin" / "scim-ldap", "serve", "--help", cwd=work)
 
     for problem in problems:
         print("release check:", problem, file=sys.stderr)

@@ -222,10 +222,10 @@ def test_scim_server_stops_with_the_one_line_before_any_worker(tmp_path, monkeyp
     }
     for name, value in environment.items():
         monkeypatch.setenv(name, value)
-    assert cli.main([]) == 2
+    assert cli.main(["serve"]) == 2
     error = capsys.readouterr().err
     assert error == (
-        f"scim-server: configuration error: SCIM_MAPPING_FILE {path}, line 1: "
+        f"scim-ldap: configuration error: SCIM_MAPPING_FILE {path}, line 1: "
         "'filter' must be true or false.\n"
     )
 
