@@ -26,6 +26,17 @@ try:
         for _needs_cert in ("SCIM_TLS_KEY_FILE", "SCIM_TLS_CLIENT_CA_FILE"):
             if _server[_needs_cert]:
                 raise ConfigError(f"{_needs_cert} needs SCIM_TLS_CERT_FILE.")
+    else:  # a key that does not match, a file that is no certificate: said now, in one line
+        try:
+            server_context(
+                _server["SCIM_TLS_CERT_FILE"],
+                _server["SCIM_TLS_KEY_FILE"],
+                _server["SCIM_TLS_CLIENT_CA_FILE"],
+            )
+        except (OSError, ssl.SSLError) as _tls_error:
+            raise ConfigError(
+                f"SCIM_TLS_CERT_FILE / SCIM_TLS_KEY_FILE: cannot serve TLS with them: {_tls_error}"
+            ) from None
 except ConfigError as _error:
     print(f"scim-ldap: configuration error: {_error}", file=sys.stderr)
     raise SystemExit(2) from None

@@ -14,6 +14,11 @@ thread; a thread gets the request once it has fully arrived. Everything is bound
   thread, still within the same deadline;
 - ``worker_connections`` bounds the open connections per worker (gunicorn stops accepting).
 
+With HTTPS (a certificate in the configuration) the TLS handshake happens in the same loop and
+under the same deadline: a client that stalls its handshake holds no thread either. Each worker
+builds its TLS context once, when it starts, so a renewed certificate is served by the workers a
+graceful reload starts.
+
 Errors gunicorn answers itself (a malformed request line, a header past its limits, a bad chunk)
 become RFC 7644 error bodies instead of HTML, and the ``Server`` header names no software.
 """
@@ -25,11 +30,14 @@ import os
 import re
 import selectors
 import socket
+import ssl
 import time
 from functools import partial
 from typing import Any
 
+import gunicorn.http
 import gunicorn.http.wsgi
+import gunicorn.sock
 from gunicorn.http import errors as http_errors
 from gunicorn.util import write_nonblock
 from gunicorn.workers.gthread import TConn, ThreadWorker
@@ -148,11 +156,14 @@ class ScimWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn has no type in
         self.body_limit: int = values["SCIM_MAX_BODY_BYTES"]
         self._reading: dict[TConn, bytearray] = {}
         self._buffered = 0
+        self._tls: ssl.SSLContext | None = None
 
     def init_process(self) -> None:
         # gunicorn writes its own name and version into every answer's Server header and has
         # no setting for it; the constant is read when each answer is built.
         gunicorn.http.wsgi.SERVER = SERVER_NAME
+        if self.cfg.is_ssl:
+            self._tls = gunicorn.sock.ssl_context(self.cfg)
         super().init_process()
 
     # -- reading in the event loop -----------------------------------------------------------
@@ -163,6 +174,10 @@ class ScimWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn has no type in
         except OSError:
             return
         self.nr_conns += 1
+        if self._tls is not None:
+            client = self._tls.wrap_socket(
+                client, server_side=True, do_handshake_on_connect=False, suppress_ragged_eofs=True
+            )
         conn = TConn(self.cfg, client, address, listener.getsockname())
         self._read_next_request(conn)
 
@@ -188,9 +203,12 @@ class ScimWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn has no type in
     def _on_bytes(self, conn: TConn, sock: socket.socket) -> None:
         data = self._reading[conn]
         try:
-            received = sock.recv(65536)
-        except BlockingIOError:
+            received = self._receive(sock)
+        except (BlockingIOError, ssl.SSLWantReadError, ssl.SSLWantWriteError):
             return
+        except ssl.SSLError as error:  # a failed handshake: an old protocol, no certificate...
+            self.log.info("refused a TLS connection: %s", error.reason or type(error).__name__)
+            received = b""
         except OSError:
             received = b""
         if not received:
@@ -205,6 +223,19 @@ class ScimWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn has no type in
             self._drop(conn, error_bytes(431, "The request headers are too many or too large."))
         elif self._complete(data) or self._buffered > _BUFFER_CAP:
             self._hand_over(conn)
+
+    @staticmethod
+    def _receive(sock: socket.socket) -> bytes:
+        """What the client sent; over TLS, the handshake first and every decrypted byte."""
+        if not isinstance(sock, ssl.SSLSocket):
+            return sock.recv(65536)
+        if sock.version() is None:  # not through the handshake yet
+            sock.do_handshake()
+        received = sock.recv(65536)
+        # A TLS record already read from the socket leaves no readiness for the poller to see.
+        while received and (pending := sock.pending()):
+            received += sock.recv(pending)
+        return received
 
     def _complete(self, data: bytearray) -> bool:
         """Whether a thread may take the request now without waiting for the client."""
@@ -266,6 +297,10 @@ class ScimWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn has no type in
         else:
             conn.scim_allowance -= len(buffered)
         conn.sock.setblocking(True)
+        if isinstance(conn.sock, ssl.SSLSocket) and conn.parser is None:
+            # Wrapped and through its handshake in the event loop: gunicorn would wrap it again.
+            conn.initialized = True
+            conn.parser = gunicorn.http.get_parser(self.cfg, conn.sock, conn.client)
         conn.init()
         if not isinstance(conn.parser.unreader.sock, _DeadlineReader):
             conn.parser.unreader.sock = _DeadlineReader(conn.sock, conn)
