@@ -33,6 +33,7 @@ from scim_core.observe import add_directory_observer, add_dropped_attribute_obse
 from scim_core.service import ScimService, error_response
 from scim_flask import metrics
 from scim_flask.logs import configure_logging
+from scim_flask.proxy import TrustedProxies
 from scim_flask.ratelimit import TokenBuckets
 from scim_flask.settings import AppSettings
 
@@ -409,4 +410,6 @@ def create_app(
     app = Flask("scim_flask")
     app.config.update(config or {})
     ScimExtension(app, settings=settings, backend=backend, own_app=True)
+    if settings.trusted_proxies:
+        app.wsgi_app = TrustedProxies(app.wsgi_app, settings.trusted_proxies)  # type: ignore[method-assign]
     return app

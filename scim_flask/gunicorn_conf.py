@@ -5,8 +5,8 @@ The service's own worker (``scim_flask.worker.ScimWorker``, gunicorn's thread wo
 each request in full before a thread runs it): idle and slow clients wait in the worker's event
 loop, not in a thread, and a request has ``SCIM_READ_TIMEOUT`` seconds to arrive. Each thread
 keeps one reused directory connection. The service keeps no state between requests, so scale
-by workers and instances. Where it listens, HTTPS and the trusted proxies come from the
-``SCIM_*`` variables of :data:`scim_flask.settings.SERVER_SETTINGS`.
+by workers and instances. Where it listens and HTTPS come from the ``SCIM_*`` variables of
+:data:`scim_flask.settings.SERVER_SETTINGS`.
 """
 
 import os

@@ -78,6 +78,13 @@ def _public_url(text: str) -> str:
     return url
 
 
+def _networks(text: str) -> tuple[IPv4Network | IPv6Network, ...]:
+    try:
+        return tuple(ip_network(item, strict=False) for item in parse_list(text))
+    except ValueError:
+        raise ValueError("expected IP addresses or networks, e.g. 10.0.0.5,192.0.2.0/24") from None
+
+
 READ_TIMEOUT = Setting(
     "SCIM_READ_TIMEOUT",
     _seconds,
@@ -168,6 +175,14 @@ HTTP_SETTINGS: tuple[Setting[Any], ...] = (
         "it. Unset, only a loopback `Host` (localhost, 127.0.0.1, [::1]) is used and any other "
         "`Host` is refused with 400.",
     ),
+    Setting(
+        "SCIM_TRUSTED_PROXIES",
+        _networks,
+        (),
+        "Comma-separated addresses or networks of reverse proxies whose `X-Forwarded-For`, "
+        "`-Proto`, `-Host`, `-Port` and `-Prefix` headers are believed (one proxy hop). From any "
+        "other address those headers are removed before the application sees them.",
+    ),
     READ_TIMEOUT,
 )
 
@@ -187,13 +202,6 @@ def _readable_file(text: str) -> str:
     except OSError as error:
         raise ValueError(f"cannot read {path}: {error.strerror}") from None
     return path
-
-
-def _networks(text: str) -> tuple[IPv4Network | IPv6Network, ...]:
-    try:
-        return tuple(ip_network(item, strict=False) for item in parse_list(text))
-    except ValueError:
-        raise ValueError("expected IP addresses or networks, e.g. 10.0.0.5,192.0.2.0/24") from None
 
 
 #: How the server listens: read by the shipped gunicorn configuration (``scim-ldap serve``).
@@ -231,14 +239,6 @@ SERVER_SETTINGS: tuple[Setting[Any], ...] = (
         None,
         "Require a client certificate issued by one of these CAs (PEM) on every connection "
         "(mutual TLS); needs `SCIM_TLS_CERT_FILE`.",
-    ),
-    Setting(
-        "SCIM_TRUSTED_PROXIES",
-        _networks,
-        (),
-        "Comma-separated addresses or networks of reverse proxies whose `X-Forwarded-For`, "
-        "`-Proto`, `-Host`, `-Port` and `-Prefix` headers are believed (one proxy hop). From any "
-        "other address those headers are removed before the application sees them.",
     ),
 )
 
@@ -316,6 +316,7 @@ class AppSettings:
     auth_failure_limit: float = 5.0
     public_url: str | None = None
     jwt_issuers: tuple[JwtIssuer, ...] = ()
+    trusted_proxies: tuple[IPv4Network | IPv6Network, ...] = ()
 
     def identify(self, authorization: str | None) -> str | None:
         """The caller's name for a valid ``Authorization: Bearer`` header, else ``None``: a
@@ -348,4 +349,5 @@ class AppSettings:
             rate_limit=values["SCIM_RATE_LIMIT"],
             auth_failure_limit=values["SCIM_AUTH_FAILURE_LIMIT"],
             public_url=values["SCIM_PUBLIC_URL"],
+            trusted_proxies=values["SCIM_TRUSTED_PROXIES"],
         )
