@@ -8,11 +8,13 @@ SCIM_PORT ?= 8080
 .PHONY: run test bench soak lint typing clean system-deps venv docs release
 
 # The Debian packages of the three directories the tests run on (OpenLDAP, 389-DS, a Samba AD
-# DC), installed when one is missing (as root); otherwise say what to install.
-DEBIAN_PACKAGES := slapd ldap-utils 389-ds-base samba samba-ad-dc samba-ad-provision
+# DC) and of nginx (the reverse-proxy recipe's test), installed when one is missing (as root);
+# otherwise say what to install.
+DEBIAN_PACKAGES := slapd ldap-utils 389-ds-base samba samba-ad-dc samba-ad-provision nginx-light
 system-deps:
 	@if [ ! -x /usr/sbin/slapd ] || ! command -v ldapwhoami >/dev/null || [ ! -x /usr/sbin/ns-slapd ] \
-	    || ! command -v dscreate >/dev/null || [ ! -x /usr/sbin/samba ] || [ ! -d /usr/share/samba/setup ]; then \
+	    || ! command -v dscreate >/dev/null || [ ! -x /usr/sbin/samba ] || [ ! -d /usr/share/samba/setup ] \
+	    || [ ! -x /usr/sbin/nginx ]; then \
 	  if [ "$$(id -u)" -ne 0 ]; then \
 	    echo "directories missing: run 'sudo apt-get install $(DEBIAN_PACKAGES)' and try again." >&2; exit 1; \
 	  fi; \
