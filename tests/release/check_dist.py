@@ -288,6 +288,17 @@ def check_sdist(sdist: Path, expected: str) -> list[str]:
     return problems + [f"sdist holds {name}" for name in unwanted]
 
 
+def needs_server_extra(command: Path, cwd: Path) -> list[str]:
+    """The bare wheel installs ``scim-ldap``: ``serve`` names the extra it needs, in one line."""
+    finished = subprocess.run(
+        [str(command), "serve"], cwd=cwd, capture_output=True, text=True, timeout=60
+    )
+    lines = finished.stderr.strip().splitlines()
+    if finished.returncode == 2 and len(lines) == 1 and "scim-ldap[server]" in lines[0]:
+        return []
+    return [f"bare `scim-ldap serve` did not name the [server] extra: {finished.stderr[-500:]}"]
+
+
 def main(argv: list[str]) -> int:
     work = Path(argv[1]) if len(argv) > 1 else Path(tempfile.mkdtemp(prefix="scim-release-"))
     dist = work / "dist"
@@ -315,6 +326,7 @@ def main(argv: list[str]) -> int:
     run(*pip, wheel, plugin)
     seeds = ROOT / "examples" / "slapd"
     run(python, "-c", CORE_SMOKE, expected, seeds, ",".join(OPTIONAL), cwd=work)
+    problems += needs_server_extra(venv / "bin" / "scim-ldap", work)
     run(*pip, f"{wheel}[flask]")
     run(python, "-c", FLASK_SMOKE, cwd=work)
     run(*pip, f"{wheel}[server]")
