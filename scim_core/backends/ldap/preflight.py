@@ -537,7 +537,7 @@ class _Throwaways:
 
     def step(self, name: str, action: Callable[[], Any], detail: str) -> bool:
         """Run one write; record it; whether it succeeded."""
-        if self.steps and self.steps[-1].failed:
+        if any(step.failed for step in self.steps):
             self.steps.append(Step(name, SKIPPED, "an earlier step failed"))
             return False
         try:
