@@ -551,7 +551,7 @@ class _Throwaways:
 
 def _write_steps(backend: LdapBackend) -> list[Step]:
     tag = secrets.token_hex(3)
-    user_name, group_name = f"scim-check-{tag}", f"scim-check-{tag}"
+    user_name, group_name = f"scim-check-{tag}", f"scim-check-g-{tag}"
     made = _Throwaways()
     password = _throwaway_password()
 
