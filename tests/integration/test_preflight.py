@@ -15,12 +15,13 @@ import secrets
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from ldap3 import NONE, SUBTREE, Connection, Server, Tls
+from ldap3 import BASE, NONE, SUBTREE, Connection, Server, Tls
 from scim_http import settings_for
 
 from scim_core.testing.slapd import SlapdInstance, make_tls_files
@@ -227,3 +228,124 @@ def test_a_configuration_error_is_one_line_and_status_2() -> None:
     assert result.returncode == 2
     assert len(result.stderr.splitlines()) == 1
     assert "SCIM_LDAP_URL" in result.stderr
+
+
+# ------------------------------------------------------------------------------ scim-ldap schema
+
+CONFIG_ADMIN = "cn=admin,cn=config"
+CONFIG_PASSWORD = "config-dev-password"
+
+
+def schema(dialect: str) -> str:
+    result = scim_ldap("schema", "--dialect", dialect, env={})
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+@pytest.fixture
+def cn_config_slapd(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """A fresh slapd configured by cn=config (slapd.d) with the core, cosine and inetorgperson
+    schemas only, its config database open to ``CONFIG_ADMIN``; yields its URL and folder."""
+    from scim_core.testing.slapd import _find_binary, find_free_port, ssha_hash
+
+    schemas = [
+        Path(f"/etc/ldap/schema/{name}.ldif") for name in ("core", "cosine", "inetorgperson")
+    ]
+    config = "\n".join(
+        [
+            "dn: cn=config\nobjectClass: olcGlobal\ncn: config\n"
+            f"olcPidFile: {tmp_path / 'slapd.pid'}\n",
+            "dn: cn=schema,cn=config\nobjectClass: olcSchemaConfig\ncn: schema\n",
+            *(path.read_text(encoding="utf-8") for path in schemas),
+            "dn: olcDatabase={0}config,cn=config\nobjectClass: olcDatabaseConfig\n"
+            f"olcDatabase: {{0}}config\nolcRootDN: {CONFIG_ADMIN}\n"
+            f"olcRootPW: {ssha_hash(CONFIG_PASSWORD)}\n",
+        ]
+    )
+    (tmp_path / "config.ldif").write_text(config, encoding="utf-8")
+    (tmp_path / "slapd.d").mkdir()
+    subprocess.run(
+        [
+            _find_binary("slapadd"),
+            "-n0",
+            "-F",
+            str(tmp_path / "slapd.d"),
+            "-l",
+            str(tmp_path / "config.ldif"),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    url = f"ldap://127.0.0.1:{find_free_port()}"
+    process = subprocess.Popen(
+        [_find_binary("slapd"), "-d", "0", "-h", url + "/", "-F", str(tmp_path / "slapd.d")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(200):
+            if (
+                subprocess.run(
+                    ["ldapwhoami", "-x", "-H", url, "-D", CONFIG_ADMIN, "-w", CONFIG_PASSWORD],
+                    capture_output=True,
+                    check=False,
+                ).returncode
+                == 0
+            ):
+                break
+            time.sleep(0.05)
+        yield url, tmp_path
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def test_the_openldap_schema_loads_into_a_fresh_cn_config(
+    cn_config_slapd: tuple[str, Path],
+) -> None:
+    url, folder = cn_config_slapd
+    ldif = folder / "scim.ldif"
+    ldif.write_text(schema("openldap"), encoding="utf-8")
+    added = subprocess.run(
+        ["ldapadd", "-x", "-H", url, "-D", CONFIG_ADMIN, "-w", CONFIG_PASSWORD, "-f", str(ldif)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert added.returncode == 0, added.stdout + added.stderr
+    server = Server(url, get_info=NONE)
+    connection = Connection(server, CONFIG_ADMIN, CONFIG_PASSWORD, auto_bind=True)
+    try:
+        connection.search("cn=Subschema", "(objectClass=*)", BASE, attributes=["objectClasses"])
+        defined = " ".join(map(str, connection.response[0]["attributes"]["objectClasses"]))
+    finally:
+        connection.unbind()
+    assert "'scimPerson'" in defined and "'scimGroup'" in defined
+
+
+def test_the_389ds_schema_is_what_the_instance_loads(dirsrv: Any) -> None:
+    printed = [line for line in schema("389ds").splitlines() if not line.startswith("#")]
+    loaded = (dirsrv.config_dir / "schema" / "60scim.ldif").read_text(encoding="utf-8")
+    assert printed == [line for line in loaded.splitlines() if not line.startswith("#")]
+    result = scim_ldap("check", env=dirsrv.service_settings())
+    assert rows(result.stdout)["schema: object classes"][0] == "ok"
+
+
+def test_the_ad_text_names_every_mapped_attribute() -> None:
+    from scim_core.backends.ldap.sitemap import default_mapping
+
+    text = schema("ad")
+    mapping = default_mapping("ad")
+    for ldap in ("objectGUID", "userPrincipalName", "unicodePwd", "userAccountControl"):
+        assert ldap in text
+    for mapped in (*mapping.users, *mapping.groups):
+        assert re.search(rf"\s{re.escape(mapped.ldap)}\b", text), mapped.ldap
+    assert "dn:" not in text
+
+
+def test_schema_follows_scim_ldap_dialect_and_refuses_an_unknown_one() -> None:
+    assert scim_ldap("schema", env={"SCIM_LDAP_DIALECT": "389ds"}).stdout == schema("389ds")
+    wrong = scim_ldap("schema", env={"SCIM_LDAP_DIALECT": "novell"})
+    assert wrong.returncode == 2
+    assert len(wrong.stderr.splitlines()) == 1
+    assert "SCIM_LDAP_DIALECT" in wrong.stderr
