@@ -1,5 +1,7 @@
 """``scim-ldap``: the administrator's command.
 
+- ``scim-ldap check`` and ``scim-ldap schema``: the directory commands
+  (:mod:`scim_flask.directory_cli`).
 - ``scim-ldap serve`` validates the configuration, then serves the app under gunicorn with the
   shipped configuration (:mod:`scim_flask.gunicorn_conf`: the service's own worker, HTTPS and
   trusted proxies from ``SCIM_*``); ``--config`` adds a gunicorn configuration file on top.
@@ -17,6 +19,7 @@ from typing import Any
 
 from scim_core.backend import load_backend
 from scim_core.config import ConfigError
+from scim_flask.directory_cli import add_commands
 
 __all__ = ["main", "serve_main"]
 
@@ -75,6 +78,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--workers", type=int, default=None, help="worker processes")
     serve.add_argument("--config", default=None, help="a gunicorn configuration file on top")
     serve.set_defaults(run=_serve)
+    add_commands(commands)
     return parser
 
 

@@ -84,7 +84,7 @@ from scim_core.testing._common import (
     serve_in_foreground,
     tail,
 )
-from scim_core.testing.slapd import SCIM_SCHEMA, find_free_port
+from scim_core.testing.slapd import SCIM_SCHEMA, find_free_port, schema_statements
 
 __all__ = [
     "ADMIN_PASSWORD",
@@ -216,46 +216,36 @@ def _examples_dir() -> Path:
     raise DirsrvError("examples/389ds not found; run from the repository root")
 
 
-def scim_schema_ldif(schema_file: Path | str) -> str:
+def scim_schema_ldif(
+    schema_file: Path | str,
+    comment: str | None = "Generated from {name} by scim_core.testing.dirsrv at every start.",
+) -> str:
     """Translate an OpenLDAP ``.schema`` file into a 389-DS schema LDIF file.
 
     Every ``attributetype`` and ``objectclass`` statement becomes one ``attributeTypes`` or
-    ``objectClasses`` value of ``cn=schema`` (comments dropped, continuation lines joined,
-    whitespace collapsed), marked ``X-ORIGIN 'scim-ldap'``; the OIDs and definitions are the
-    file's own.
+    ``objectClasses`` value of ``cn=schema`` (:func:`~scim_core.testing.slapd.schema_statements`),
+    marked ``X-ORIGIN 'scim-ldap'``; the OIDs and definitions are the file's own.
 
     :param schema_file: e.g. :data:`~scim_core.testing.slapd.SCIM_SCHEMA`.
+    :param comment: the file's first line, a comment (``{name}``: the schema file's name);
+        ``None``: none.
     :returns: the text of a file for the instance's ``schema`` folder.
     :raises DirsrvError: when the file holds no definition or an unknown statement.
     """
-    statements: list[str] = []
-    for line in Path(schema_file).read_text(encoding="utf-8").splitlines():
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        if line[0].isspace():
-            if not statements:
-                raise DirsrvError(f"{schema_file}: continuation line before any statement")
-            statements[-1] += " " + line.strip()
-        else:
-            statements.append(line.strip())
-    keywords = {"attributetype": "attributeTypes", "objectclass": "objectClasses"}
+    try:
+        definitions = schema_statements(schema_file)
+    except ValueError as error:
+        raise DirsrvError(str(error)) from None
     lines = [
-        f"# Generated from {Path(schema_file).name} by scim_core.testing.dirsrv at every start.",
+        *([] if comment is None else ["# " + comment.format(name=Path(schema_file).name)]),
         "dn: cn=schema",
         "objectClass: top",
         "objectClass: ldapSubentry",
         "objectClass: subschema",
         "cn: schema",
     ]
-    for statement in statements:
-        keyword, _, definition = statement.partition(" ")
-        attribute = keywords.get(keyword.lower())
-        definition = " ".join(definition.split())
-        if attribute is None or not (definition.startswith("(") and definition.endswith(")")):
-            raise DirsrvError(f"{schema_file}: cannot translate {statement[:60]!r}")
+    for attribute, definition in definitions:
         lines.append(f"{attribute}: {definition[:-1].rstrip()} X-ORIGIN 'scim-ldap' )")
-    if len(lines) == 6:
-        raise DirsrvError(f"{schema_file}: no attributetype or objectclass statement")
     return "\n".join(lines) + "\n"
 
 

@@ -68,9 +68,11 @@ __all__ = [
     "SlapdInstance",
     "SlapdNotFoundError",
     "TlsFiles",
+    "cn_config_ldif",
     "find_free_port",
     "main",
     "make_tls_files",
+    "schema_statements",
     "slapadd",
     "ssha_hash",
 ]
@@ -140,6 +142,57 @@ def ssha_hash(password: str, salt: bytes | None = None) -> str:
     # {SSHA} is SHA-1 by definition (RFC 2307 userPassword schemes); dev seed data only.
     digest = hashlib.sha1(password.encode("utf-8") + salt).digest()  # noqa: S324
     return "{SSHA}" + base64.b64encode(digest + salt).decode("ascii")
+
+
+#: OpenLDAP ``.schema`` keyword -> the RFC 4512 subschema attribute its definition becomes.
+_SCHEMA_KEYWORDS: Mapping[str, str] = MappingProxyType(
+    {"attributetype": "attributeTypes", "objectclass": "objectClasses"}
+)
+
+
+def schema_statements(schema_file: Path | str) -> list[tuple[str, str]]:
+    """The definitions of an OpenLDAP ``.schema`` file, in order: (``attributeTypes`` or
+    ``objectClasses``, the definition in parentheses on one line). Comments are dropped,
+    continuation lines joined and whitespace collapsed; OIDs and definitions are the file's.
+
+    :param schema_file: e.g. :data:`SCIM_SCHEMA`.
+    :raises ValueError: naming the file, for a statement that is not an ``attributetype`` or
+        ``objectclass`` definition, or a file without any.
+    """
+    statements: list[str] = []
+    for line in Path(schema_file).read_text(encoding="utf-8").splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if line[0].isspace():
+            if not statements:
+                raise ValueError(f"{schema_file}: continuation line before any statement")
+            statements[-1] += " " + line.strip()
+        else:
+            statements.append(line.strip())
+    definitions = []
+    for statement in statements:
+        keyword, _, definition = statement.partition(" ")
+        attribute = _SCHEMA_KEYWORDS.get(keyword.lower())
+        definition = " ".join(definition.split())
+        if attribute is None or not (definition.startswith("(") and definition.endswith(")")):
+            raise ValueError(f"{schema_file}: cannot translate {statement[:60]!r}")
+        definitions.append((attribute, definition))
+    if not definitions:
+        raise ValueError(f"{schema_file}: no attributetype or objectclass statement")
+    return definitions
+
+
+def cn_config_ldif(schema_file: Path | str = SCIM_SCHEMA, name: str = "scim") -> str:
+    """An OpenLDAP ``.schema`` file as the ``cn=config`` schema entry ``ldapadd`` loads
+    (``cn=NAME,cn=schema,cn=config``: one ``olcAttributeTypes`` or ``olcObjectClasses`` value
+    per definition, in the file's order).
+
+    :raises ValueError: as :func:`schema_statements`.
+    """
+    lines = [f"dn: cn={name},cn=schema,cn=config", "objectClass: olcSchemaConfig", f"cn: {name}"]
+    for attribute, definition in schema_statements(schema_file):
+        lines.append(f"olc{attribute[0].upper()}{attribute[1:]}: {definition}")
+    return "\n".join(lines) + "\n"
 
 
 def _ephemeral_ports() -> range:

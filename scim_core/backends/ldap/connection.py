@@ -37,7 +37,7 @@ from scim_core.backends.ldap.settings import LdapSettings
 from scim_core.errors import DirectoryUnavailable
 from scim_core.secret import InFlightSecretFilter
 
-__all__ = ["UNAVAILABLE", "ConnectionFactory", "prepare_ldap3"]
+__all__ = ["UNAVAILABLE", "ConnectionFactory", "failure_reason", "prepare_ldap3"]
 
 log = logging.getLogger("scim.ldap")
 
@@ -105,8 +105,9 @@ def _dropped(connection: Connection) -> bool:
     return bool(readable)
 
 
-def _reason(error: BaseException) -> str:
-    """Why a connection failed, for the log: never a credential, OpenSSL's words for TLS."""
+def failure_reason(error: BaseException) -> str:
+    """Why a connection failed, for the log and ``scim-ldap check``: never a credential,
+    OpenSSL's words for TLS."""
     if isinstance(error, ssl.SSLError):
         text = str(error)
         detail = text[text.find("[SSL") :] if "[SSL" in text else text
@@ -176,7 +177,7 @@ class ConnectionFactory:
                 return connection
             except UNAVAILABLE as error:
                 failure = error
-                log.warning("directory %s unreachable: %s", url, _reason(error))
+                log.warning("directory %s unreachable: %s", url, failure_reason(error))
         assert failure is not None
         raise failure
 

@@ -1,0 +1,653 @@
+"""``scim-ldap check``: a preflight of the configured directory, as the service account.
+
+It connects and binds the way the service does (:class:`~.connection.ConnectionFactory`, TLS
+verified), reads the rootDSE and names the directory, lists which of the controls and
+extended operations the service uses the server offers and what the service falls back to
+without each (:mod:`~.capabilities`), checks that the users and groups bases exist, that the
+object classes and attributes the profile and the mapping files name are in the directory's
+schema (its subschema subentry), and lists a page of users and of groups the way a list
+request does. Nothing is written.
+
+With ``write_test`` it then makes, changes, disables, sets a password on and deletes a
+throwaway user, and makes, changes and deletes a throwaway group, through the backend's own
+write paths (:class:`~.backend.LdapBackend`), so each step proves what a request would do; a
+step the account has no right to fails with the directory's answer, the rest are skipped, and
+whatever was made is deleted again, also after a failure. The throwaway password and the bind
+password never appear in a step.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import secrets
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from typing import Any, Final
+
+from ldap3 import BASE, Connection
+from ldap3.core.exceptions import LDAPBindError, LDAPOperationResult
+
+from scim_core.backend import Query, Resource
+from scim_core.backends.ldap import capabilities as features
+from scim_core.backends.ldap import operations
+from scim_core.backends.ldap.backend import LdapBackend
+from scim_core.backends.ldap.capabilities import Capabilities
+from scim_core.backends.ldap.connection import UNAVAILABLE, ConnectionFactory, failure_reason
+from scim_core.backends.ldap.profiles import PROFILES
+from scim_core.backends.ldap.settings import LdapSettings
+from scim_core.checks import FAILED, FALLBACK, OK, SKIPPED, WARNING, Result, Step
+from scim_core.errors import ScimError
+from scim_core.schemas.resources import USER_URN
+from scim_core.secret import Secret
+
+__all__ = ["Identity", "PreflightError", "identify", "ldap_refusal", "run_check", "schema_names"]
+
+log = logging.getLogger("scim.ldap")
+
+
+class PreflightError(Exception):
+    """No configured URL could be connected to and bound; the message is one line."""
+
+
+class _Unexpected(Exception):
+    """A write step's outcome is not what the service relies on."""
+
+
+# ------------------------------------------------------------------------------ the directory
+
+#: rootDSE attributes that tell the directory's kind and version, beside the capabilities.
+_IDENTITY_ATTRIBUTES: Final = (
+    "objectClass",
+    "vendorName",
+    "vendorVersion",
+    "supportedCapabilities",
+    "domainControllerFunctionality",
+    "subschemaSubentry",
+    "dnsHostName",
+)
+#: LDAP_CAP_ACTIVE_DIRECTORY_OID: the server is an Active Directory domain controller.
+_AD_CAPABILITY: Final = "1.2.840.113556.1.4.800"
+#: domainControllerFunctionality -> the Windows Server functional level it names.
+_AD_LEVELS: Final = {
+    "0": "2000",
+    "1": "2003 interim",
+    "2": "2003",
+    "3": "2008",
+    "4": "2008 R2",
+    "5": "2012",
+    "6": "2012 R2",
+    "7": "2016",
+    "10": "2025",
+}
+_VERSION = re.compile(r"(\d+(?:\.\d+)+)")
+
+RootDse = Mapping[str, Sequence[str]]
+
+
+def _values(entry: RootDse, name: str) -> list[str]:
+    found = next((v for k, v in entry.items() if k.lower() == name.lower()), ())
+    return [str(v) for v in found or ()]
+
+
+def _first_version(texts: Sequence[str]) -> str | None:
+    for text in texts:
+        if found := _VERSION.search(text):
+            return found[1]
+    return None
+
+
+def _ad_version(entry: RootDse, monitor: str | None) -> str | None:
+    vendor = _first_version(_values(entry, "vendorVersion"))  # Samba says its own
+    if vendor:
+        return vendor
+    level = _AD_LEVELS.get(next(iter(_values(entry, "domainControllerFunctionality")), ""))
+    return f"functional level Windows Server {level}" if level else None
+
+
+@dataclass(frozen=True)
+class _Flavour:
+    """One kind of directory: how its rootDSE shows it and where its version is."""
+
+    name: str
+    profile: str
+    recognised: Callable[[RootDse], bool]
+    version: Callable[[RootDse, str | None], str | None]
+
+
+#: The kinds of directory the service has a profile for, tried in order.
+_FLAVOURS: Final = (
+    _Flavour(
+        "Active Directory",
+        "ad",
+        lambda dse: _AD_CAPABILITY in _values(dse, "supportedCapabilities"),
+        _ad_version,
+    ),
+    _Flavour(
+        "389-DS",
+        "389ds",
+        lambda dse: any(
+            "389" in v for v in _values(dse, "vendorName") + _values(dse, "vendorVersion")
+        ),
+        lambda dse, _monitor: _first_version(_values(dse, "vendorVersion")),
+    ),
+    _Flavour(
+        "OpenLDAP",
+        "openldap",
+        lambda dse: "openldaprootdse" in {v.lower() for v in _values(dse, "objectClass")},
+        lambda _dse, monitor: _first_version([monitor]) if monitor else None,
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Identity:
+    """What the rootDSE (and ``cn=Monitor`` where readable) says the directory is.
+
+    :param name: ``OpenLDAP``, ``389-DS``, ``Active Directory`` (``Samba`` added where the
+        vendor says so), or ``unknown``.
+    :param profile: the ``SCIM_LDAP_DIALECT`` for it (``None``: unknown).
+    :param version: the version found, or ``None``.
+    """
+
+    name: str
+    profile: str | None
+    version: str | None
+
+    def __str__(self) -> str:
+        return f"{self.name} {self.version or '(version unknown)'}"
+
+
+def identify(root_dse: RootDse, monitor: str | None = None) -> Identity:
+    """Name the directory from its rootDSE attributes (and OpenLDAP's ``monitoredInfo``).
+
+    :param root_dse: attribute -> values, names in any case.
+    :param monitor: ``cn=Monitor``'s ``monitoredInfo`` where it could be read.
+    """
+    for flavour in _FLAVOURS:
+        if flavour.recognised(root_dse):
+            vendor = " ".join(_values(root_dse, "vendorName"))
+            name = f"{flavour.name} (Samba)" if "samba" in vendor.lower() else flavour.name
+            return Identity(name, flavour.profile, flavour.version(root_dse, monitor))
+    vendor = " ".join(_values(root_dse, "vendorName")) or "unknown"
+    return Identity(vendor, None, _first_version(_values(root_dse, "vendorVersion")))
+
+
+# ------------------------------------------------------------------------------ capabilities
+
+
+@dataclass(frozen=True)
+class _Feature:
+    """One control or extended operation the service uses, and its fallback."""
+
+    name: str
+    offered: Callable[[Capabilities], bool]
+    used_for: str
+    without: str
+    needed: Callable[[LdapSettings], bool] = lambda _settings: True
+    #: Without it (and needed), provisioning fails rather than falls back.
+    required: bool = False
+
+
+_FEATURES: Final = (
+    _Feature(
+        "assertion (RFC 4528)",
+        lambda c: c.assertion,
+        "If-Match and lost updates are checked by the directory in the write itself",
+        "If-Match is compared in the read just before the write: a change in between is not seen",
+    ),
+    _Feature(
+        "post-read (RFC 4527)",
+        lambda c: features.POST_READ in c.controls,
+        "a write's answer carries the entry it left",
+        "the entry is read with a search after each write (one more operation)",
+    ),
+    _Feature(
+        "ValuesReturnFilter (RFC 3876)",
+        lambda c: c.values_return_filter,
+        "membership changes check only the members in question",
+        "one base search per member in question",
+    ),
+    _Feature(
+        "sort + VLV (RFC 2891)",
+        lambda c: c.sorted_windows,
+        "list pages are sorted windows at any depth",
+        "every match is read and sorted by the service (cost grows with the list)",
+    ),
+    _Feature(
+        "password modify (RFC 3062)",
+        lambda c: c.password_modify,
+        "passwords are set with the password modify operation",
+        "passwords cannot be set: a request with a password fails",
+        needed=lambda s: PROFILES[s.dialect].password_attribute is None and not s.password_on_add,
+        required=True,
+    ),
+    _Feature(
+        "Who am I? (RFC 4532)",
+        lambda c: c.who_am_i,
+        "/readyz asks on the bound connection",
+        "/readyz reads the rootDSE instead",
+    ),
+)
+
+
+def _feature_steps(settings: LdapSettings, offered: Capabilities) -> list[Step]:
+    steps = []
+    for feature in _FEATURES:
+        if not feature.needed(settings):
+            steps.append(Step(feature.name, OK, "not used with this profile and settings"))
+        elif feature.offered(offered):
+            steps.append(Step(feature.name, OK, f"offered: {feature.used_for}"))
+        else:
+            result = FAILED if feature.required else FALLBACK
+            steps.append(Step(feature.name, result, f"not offered: {feature.without}"))
+    return steps
+
+
+# ------------------------------------------------------------------------------ schema
+
+_NAMES = re.compile(r"\bNAME\s+(?:'([^']+)'|\(([^)]*)\))", re.IGNORECASE)
+
+
+def schema_names(definitions: Sequence[object]) -> set[str]:
+    """The names (lower case) RFC 4512 ``attributeTypes`` or ``objectClasses`` values define
+    (``NAME 'cn'``, ``NAME ( 'cn' 'commonName' )``)."""
+    names: set[str] = set()
+    for definition in definitions:
+        text = definition.decode() if isinstance(definition, bytes) else str(definition)
+        for single, several in _NAMES.findall(text):
+            names.update(
+                n.lower() for n in ([single] if single else re.findall(r"'([^']+)'", several))
+            )
+    return names
+
+
+def _needed_classes(backend: LdapBackend) -> list[str]:
+    settings, profile = backend.settings, backend.profile
+    mapped = [m.object_class for m in (*backend.mapping.users, *backend.mapping.groups)]
+    chosen = [settings.external_id_object_class, settings.group_object_class, *mapped]
+    return list(
+        dict.fromkeys([*profile.user_classes, *profile.group_classes, *filter(None, chosen)])
+    )
+
+
+def _needed_attributes(backend: LdapBackend) -> list[str]:
+    settings, profile = backend.settings, backend.profile
+    extension = (
+        settings.pending_attribute,
+        settings.group_display_name_attribute,
+        profile.account_name,
+        profile.password_attribute or "userPassword",
+        profile.dn_attribute,
+        profile.member_of,
+    )
+    names = [
+        *backend.users.read_attributes,
+        profile.user_naming,
+        "cn",
+        "member",
+        *filter(None, extension),
+        *(m.ldap for m in backend.mapping.groups),
+    ]
+    return [n for n in dict.fromkeys(names) if n not in ("1.1", "*", "+")]
+
+
+def _missing(needed: Sequence[str], defined: set[str]) -> list[str]:
+    return [name for name in needed if name.lower() not in defined]
+
+
+_SCHEMA_HINT: Final = (
+    "load the service's schema (`scim-ldap schema`), or map them elsewhere (SCIM_MAPPING_FILE, "
+    '`ldap = "none"`) or set their SCIM_LDAP_* setting to none'
+)
+
+
+def _schema_steps(run: Callable[..., Any], subschema: str, backend: LdapBackend) -> list[Step]:
+    entries, _ = run(subschema, "(objectClass=*)", ["attributeTypes", "objectClasses"])
+    if not entries:
+        return [Step("schema", FAILED, f"the subschema entry {subschema} cannot be read")]
+    found = entries[0]["attributes"]
+    steps = []
+    for what, needed, attribute in (
+        ("object classes", _needed_classes(backend), "objectClasses"),
+        ("attributes", _needed_attributes(backend), "attributeTypes"),
+    ):
+        missing = _missing(needed, schema_names(_values(found, attribute)))
+        if missing:
+            detail = f"missing in {subschema}: {', '.join(missing)}; {_SCHEMA_HINT}"
+            steps.append(Step(f"schema: {what}", FAILED, detail))
+        else:
+            steps.append(Step(f"schema: {what}", OK, f"all {len(needed)} found in {subschema}"))
+    return steps
+
+
+# ------------------------------------------------------------------------------ refusals
+
+
+def ldap_refusal(error: BaseException) -> str:
+    """What the directory answered behind a failed step: the LDAP result's name and code
+    where there is one (the plugin's SCIM errors keep it as their context), else the
+    error's own words."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, LDAPOperationResult):
+            return f"{seen.description} ({seen.result})"
+        seen = seen.__cause__ or seen.__context__
+    if isinstance(error, ScimError):
+        return error.detail
+    if isinstance(error, _Unexpected):
+        return str(error)
+    return failure_reason(error)
+
+
+# ------------------------------------------------------------------------------ the check
+
+
+@contextmanager
+def _quiet() -> Iterator[None]:
+    """The plugin's own log lines stay out of the check's output (the steps say it all)."""
+    logger = logging.getLogger("scim")
+    silent = logging.NullHandler()
+    propagate = logger.propagate
+    logger.addHandler(silent)
+    logger.propagate = False
+    try:
+        yield
+    finally:
+        logger.removeHandler(silent)
+        logger.propagate = propagate
+
+
+def _transport(settings: LdapSettings, url: str) -> tuple[Result, str]:
+    """(result, detail) of how ``url`` is protected."""
+    verified = f"certificate verified against {settings.ca_file or 'the system CAs'}"
+    if url.lower().startswith("ldaps://"):
+        return OK, f"LDAPS, {verified}"
+    if settings.start_tls:
+        return OK, f"StartTLS, {verified}"
+    return WARNING, (
+        "no TLS: the bind password and users' passwords cross the network in clear "
+        "(389-DS and AD refuse password changes without TLS)"
+    )
+
+
+def _connect(settings: LdapSettings) -> tuple[LdapSettings, list[Step]]:
+    """Connect and bind to each URL as the service does; the settings of the first that
+    answers (a failover URL that does not is a warning).
+
+    :raises PreflightError: when none does.
+    """
+    steps: list[Step] = []
+    working: LdapSettings | None = None
+    failures = []
+    for url in settings.urls:
+        single = replace(settings, urls=(url,))
+        try:
+            with ConnectionFactory(single).fresh():
+                pass
+        except UNAVAILABLE as error:
+            failures.append(f"{url}: {failure_reason(error)}")
+            steps.append(Step(f"connect {url}", WARNING, failure_reason(error)))
+            continue
+        steps.append(Step(f"connect {url}", *_transport(settings, url)))
+        working = working or single
+    if working is None:
+        raise PreflightError("no directory answered: " + "; ".join(failures))
+    steps.append(Step("bind", OK, f"bound as {settings.bind_dn}"))
+    return working, steps
+
+
+def run_check(settings: LdapSettings, *, write_test: bool = False) -> list[Step]:
+    """The preflight's steps against the directory ``settings`` name.
+
+    :param write_test: also write (and delete) a throwaway user and group.
+    :raises PreflightError: when no URL can be connected to and bound (one line: the URL
+        and why, e.g. a certificate that does not verify).
+    """
+    with _quiet():
+        working, steps = _connect(settings)
+        backend = LdapBackend(replace(working, dry_run=False))
+        try:
+            steps += _read_steps(backend)
+            steps += (
+                _write_steps(backend)
+                if write_test
+                else [Step("write test", SKIPPED, "not asked for (--write-test)")]
+            )
+        finally:
+            backend.close()
+    return steps
+
+
+def _searcher(backend: LdapBackend) -> Callable[..., Any]:
+    """A base search on the backend's connection (the directory's own answer on a refusal)."""
+
+    def run(base: str, search_filter: str, attributes: Sequence[str]) -> Any:
+        def operation(connection: Connection) -> Any:
+            return operations.search(connection, base, search_filter, BASE, attributes)
+
+        return backend.connections.run(operation)
+
+    return run
+
+
+def _read_steps(backend: LdapBackend) -> list[Step]:
+    run = _searcher(backend)
+    settings = backend.settings
+    entries, _ = run("", "(objectClass=*)", [*_IDENTITY_ATTRIBUTES])
+    root_dse = entries[0]["attributes"] if entries else {}
+    monitor = None
+    try:
+        found, _ = run("cn=Monitor", "(objectClass=*)", ["monitoredInfo"])
+        monitor = (
+            next(iter(_values(found[0]["attributes"], "monitoredInfo")), None) if found else None
+        )
+    except LDAPOperationResult:
+        pass
+    identity = identify(root_dse, monitor)
+    steps = [_directory_step(identity, settings)]
+    steps += _feature_steps(settings, backend.connections.capabilities())
+    steps += _base_steps(run, settings)
+    subschema = next(iter(_values(root_dse, "subschemaSubentry")), "cn=Subschema")
+    try:
+        steps += _schema_steps(run, subschema, backend)
+    except LDAPOperationResult as error:
+        steps.append(Step("schema", FAILED, f"{subschema} cannot be read: {ldap_refusal(error)}"))
+    steps += _search_steps(backend)
+    return steps
+
+
+def _directory_step(identity: Identity, settings: LdapSettings) -> Step:
+    detail = f"{identity}; profile {settings.dialect}"
+    if identity.profile is None:
+        return Step("directory", WARNING, f"{detail}: the server does not say what it is")
+    if identity.profile != settings.dialect:
+        return Step(
+            "directory",
+            FAILED,
+            f"{detail}, but the server is {identity.name}: "
+            f"set SCIM_LDAP_DIALECT={identity.profile}",
+        )
+    return Step("directory", OK, detail)
+
+
+def _base_steps(run: Callable[..., Any], settings: LdapSettings) -> list[Step]:
+    places = {
+        **{base: "users base" for base in settings.users_bases},
+        **{base: "groups base" for base in settings.groups_bases},
+    }
+    for base, what in (
+        (settings.new_users_base, "new users base"),
+        (settings.new_groups_base, "new groups base"),
+    ):
+        places.setdefault(str(base), what)
+    steps = []
+    for base, what in places.items():
+        try:
+            found, _ = run(base, "(objectClass=*)", ["1.1"])
+        except LDAPOperationResult as error:
+            steps.append(Step(what, FAILED, f"{base}: {ldap_refusal(error)}"))
+            continue
+        result = OK if found else FAILED
+        steps.append(Step(what, result, f"{base} {'exists' if found else 'not found'}"))
+    return steps
+
+
+def _search_steps(backend: LdapBackend) -> list[Step]:
+    steps = []
+    for what, find in (("users", backend.find_users), ("groups", backend.find_groups)):
+        try:
+            page = find(Query(count=1, attributes=frozenset({"id"})))
+        except ScimError as error:
+            steps.append(Step(f"search {what}", FAILED, ldap_refusal(error)))
+            continue
+        steps.append(
+            Step(
+                f"search {what}",
+                OK,
+                f"{page.total_results} found; a list page read as a list request does",
+            )
+        )
+    return steps
+
+
+# ------------------------------------------------------------------------------ writes
+
+_PASSWORD_LETTERS: Final = "ghjkmnpqrstuvwxyz"  # no hex digit: 389-DS refuses a piece of the uid
+
+
+def _throwaway_password() -> Secret:
+    """A random password of upper and lower case letters and symbols (AD's complexity)."""
+    lower = "".join(secrets.choice(_PASSWORD_LETTERS) for _ in range(12))
+    upper = "".join(secrets.choice(_PASSWORD_LETTERS.upper()) for _ in range(4))
+    return Secret(f"{lower}#{upper}%!")
+
+
+_REFUSED: Final = (ScimError, LDAPOperationResult, _Unexpected, *UNAVAILABLE)
+
+
+@dataclass
+class _Throwaways:
+    """What the write test made and has not deleted yet."""
+
+    user: Resource | None = None
+    group: str | None = None
+    steps: list[Step] = field(default_factory=list)
+
+    def step(self, name: str, action: Callable[[], Any], detail: str) -> bool:
+        """Run one write; record it; whether it succeeded."""
+        if any(step.failed for step in self.steps):
+            self.steps.append(Step(name, SKIPPED, "an earlier step failed"))
+            return False
+        try:
+            action()
+        except _REFUSED as error:
+            self.steps.append(Step(name, FAILED, ldap_refusal(error)))
+            return False
+        self.steps.append(Step(name, OK, detail))
+        return True
+
+
+def _write_steps(backend: LdapBackend) -> list[Step]:
+    tag = secrets.token_hex(3)
+    user_name, group_name = f"scim-check-{tag}", f"scim-check-g-{tag}"
+    made = _Throwaways()
+    password = _throwaway_password()
+
+    def create_user() -> None:
+        made.user = backend.create_user(
+            {
+                "schemas": [USER_URN],
+                "userName": user_name,
+                "name": {"givenName": "Preflight", "familyName": "Check"},
+                "emails": [{"value": f"{user_name}@example.invalid", "primary": True}],
+                "active": True,
+            },
+            None,
+        )
+
+    def update(**changes: Any) -> Callable[[], None]:
+        def action() -> None:
+            assert made.user is not None
+            password = changes.pop("password", None)
+            made.user = backend.update_user(
+                made.user["id"], made.user, {**made.user, **changes}, password
+            )
+
+        return action
+
+    def create_group() -> None:
+        made.group = backend.create_group({"displayName": group_name})["id"]
+
+    def cannot_bind() -> None:
+        dn = backend.user_dn(backend.users.uid(user_name))
+        as_user = replace(backend.settings, bind_dn=dn, bind_password=password.reveal())
+        try:
+            with ConnectionFactory(as_user).fresh():
+                pass
+        except LDAPBindError:
+            return
+        raise _Unexpected("the disabled user could bind with its new password")
+
+    def add_member() -> None:
+        assert made.user is not None and made.group is not None
+        backend.change_members(made.group, add=[made.user["id"]])
+
+    steps = (
+        (
+            "write: create user",
+            create_user,
+            f"made {user_name} in {backend.settings.new_users_base}",
+        ),
+        ("write: modify user", update(title="Preflight"), "title set"),
+        ("write: disable user", update(active=False), "active=false written"),
+        ("write: set password", update(password=password), "a random password set"),
+        ("bind as disabled user", cannot_bind, "refused, as it must be"),
+        (
+            "write: create group",
+            create_group,
+            f"made {group_name} in {backend.settings.new_groups_base}",
+        ),
+        ("write: modify group", add_member, "the throwaway user added as a member"),
+        ("write: delete group", lambda: _delete_group(backend, made), "deleted"),
+        ("write: delete user", lambda: _delete_user(backend, made), "deleted"),
+    )
+    try:
+        for name, action, detail in steps:
+            made.step(name, action, detail)
+    finally:
+        made.steps += _clean_up(backend, made)
+    return made.steps
+
+
+def _delete_group(backend: LdapBackend, made: _Throwaways) -> None:
+    """Delete the throwaway group (the service never deletes one; a plain delete of its DN)."""
+    dn = backend.group_dn(str(made.group))
+    if dn is not None:
+        backend.connections.run(lambda connection: operations.delete(connection, dn), retry=False)
+    made.group = None
+
+
+def _delete_user(backend: LdapBackend, made: _Throwaways) -> None:
+    assert made.user is not None
+    backend.delete_user(made.user["id"])
+    made.user = None
+
+
+def _clean_up(backend: LdapBackend, made: _Throwaways) -> list[Step]:
+    """Delete what a failed step left; name what cannot be deleted."""
+    left = []
+    for what, delete, name in (
+        ("group", _delete_group, made.group),
+        ("user", _delete_user, made.user and made.user["userName"]),
+    ):
+        if name is None:
+            continue
+        try:
+            delete(backend, made)
+        except _REFUSED as error:
+            left.append(f"the {what} {name} ({ldap_refusal(error)}): delete it by hand")
+    if left:
+        return [Step("write: clean up", FAILED, "left behind: " + "; ".join(left))]
+    return []
