@@ -15,6 +15,7 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
+from importlib import import_module
 from typing import Any
 
 from scim_core.backend import load_backend
@@ -36,6 +37,9 @@ def _serve(args: argparse.Namespace) -> int:
     try:
         from gunicorn.app.base import Application
 
+        # First: it reads the server settings (one line on a bad one) and sets up the metrics
+        # folder the workers share, which prometheus_client looks for when first imported.
+        import_module(SHIPPED_CONFIG.removeprefix("python:"))
         from scim_flask.app import create_app
         from scim_flask.settings import AppSettings
     except ImportError as error:

@@ -45,11 +45,12 @@ REPO = Path(__file__).resolve().parents[2]
 def shipped_gunicorn(
     environment: Mapping[str, str], log: Path, ready: Callable[[], bool]
 ) -> Iterator[subprocess.Popen[bytes]]:
-    """gunicorn with the shipped ``scim_flask.gunicorn_conf``, started and stopped by PID.
+    """``scim-ldap serve`` (gunicorn with the shipped ``scim_flask.gunicorn_conf``), started and
+    stopped by PID.
 
     :param ready: true once the server answers; start-up fails after 30 s with the log's tail.
     """
-    command = [sys.executable, "-m", "gunicorn", "-c", "python:scim_flask.gunicorn_conf"]
+    command = [sys.executable, "-m", "scim_flask.cli", "serve"]
     with served(command, environment, log, ready) as process:
         yield process
 
