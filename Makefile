@@ -90,6 +90,28 @@ bench-directories: system-deps venv
 hostile: system-deps venv
 	$(BIN)/python -m bench.hostile
 
+# The container image (Containerfile) as $(IMAGE): with buildah when installed, else podman or
+# docker. BASE is the image it builds on (a Debian bookworm one: the official Python image by
+# default, or plain Debian); ISOLATION is buildah's and podman's for the RUN steps (chroot works
+# without a container runtime set up for nesting). Behind a proxy that re-signs TLS, PIP_CERT
+# (a CA bundle on this machine, as pip reads it) is mounted for pip inside the build.
+IMAGE ?= localhost/scim-ldap
+BASE ?= python:3.11-slim-bookworm
+ISOLATION ?= chroot
+.PHONY: image
+image:
+	@set -e; \
+	if command -v buildah >/dev/null; then build="buildah bud --isolation $(ISOLATION) --format docker"; \
+	elif command -v podman >/dev/null; then build="podman build --isolation $(ISOLATION) --format docker"; \
+	elif command -v docker >/dev/null; then build="docker build"; \
+	else echo "make image needs buildah, podman or docker" >&2; exit 1; fi; \
+	cert=""; \
+	if [ -n "$(PIP_CERT)" ] && [ "$${build%% *}" != docker ]; then \
+	  cert="--volume $(PIP_CERT):/run/pip-cert.pem:ro --build-arg PIP_CERT=/run/pip-cert.pem"; \
+	fi; \
+	echo "$$build --build-arg BASE=$(BASE) -t $(IMAGE) ." >&2; \
+	$$build $$cert --build-arg BASE=$(BASE) -t $(IMAGE) -f Containerfile .
+
 # The Sphinx site in docs/_build/html (warnings are errors).
 docs: venv
 	$(BIN)/tox -e docs
