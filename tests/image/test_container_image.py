@@ -349,6 +349,26 @@ def test_the_health_check_passes_and_fails_with_the_service(
     assert unhealthy.returncode != 0
 
 
+def test_sighup_reloads_gracefully_on_the_read_only_file_system(
+    podman: Podman, container: Container
+) -> None:
+    def workers() -> set[str]:
+        listing = container.exec(
+            "/bin/sh", "-c", "grep -l '^PPid:[[:space:]]*1$' /proc/[0-9]*/status"
+        )
+        return {line.split("/")[2] for line in listing.stdout.split()}
+
+    before = workers()
+    assert len(before) == 2
+    podman("kill", "--signal=HUP", container.name)
+    deadline = time.monotonic() + 30
+    while (workers() & before or len(workers()) != 2) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not workers() & before and len(workers()) == 2
+    assert container.call("GET", "/scim/v2/Users?count=1")[0] == 200
+    assert "[ERROR]" not in container.logs()
+
+
 def test_the_container_stops_cleanly_on_sigterm(podman: Podman, container: Container) -> None:
     podman("stop", "--time=20", container.name, timeout=60)
     state = podman("inspect", "--format={{.State.ExitCode}}", container.name).stdout
