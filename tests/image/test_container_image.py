@@ -88,12 +88,14 @@ def make_debian_base(podman: Podman, folder: Path) -> None:
         return
     rootfs = folder / "rootfs"
     try:
-        subprocess.run(
+        made = subprocess.run(
             ["debootstrap", "--variant=minbase", "bookworm", str(rootfs)],
             capture_output=True,
-            check=True,
+            text=True,
+            check=False,
             timeout=900,
         )
+        assert made.returncode == 0, f"debootstrap failed: {(made.stdout + made.stderr)[-3000:]}"
         # The packages debootstrap fetched and the package lists: the build fetches its own.
         for cache in ("var/cache/apt/archives", "var/lib/apt/lists"):
             for item in (rootfs / cache).glob("*"):
