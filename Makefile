@@ -22,6 +22,22 @@ system-deps:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(DEBIAN_PACKAGES) >/dev/null; \
 	fi
 
+# The deployment tests' tools (`make test` only): systemd-analyze checks the example unit
+# (Debian's systemd package, with procps for kill); podman, buildah, runc and debootstrap build
+# the container image on a local Debian base and run it. Installed when one is missing (as root).
+DEPLOY_PACKAGES := systemd procps podman buildah runc debootstrap
+.PHONY: deploy-deps
+deploy-deps:
+	@if ! command -v systemd-analyze >/dev/null || [ ! -x /bin/kill ] || ! command -v podman >/dev/null \
+	    || ! command -v buildah >/dev/null || ! command -v runc >/dev/null \
+	    || ! command -v debootstrap >/dev/null; then \
+	  if [ "$$(id -u)" -ne 0 ]; then \
+	    echo "deployment tools missing: run 'sudo apt-get install $(DEPLOY_PACKAGES)' and try again." >&2; exit 1; \
+	  fi; \
+	  echo "Installing Debian packages $(DEPLOY_PACKAGES)..." >&2; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(DEPLOY_PACKAGES) >/dev/null; \
+	fi
+
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
@@ -35,7 +51,7 @@ DIRECTORY ?= openldap
 run: system-deps venv
 	@DIRECTORY=$(DIRECTORY) SCIM_PORT=$(SCIM_PORT) $(BIN)/python examples/dev_server.py
 
-test: system-deps venv
+test: system-deps deploy-deps venv
 	$(BIN)/tox -e lint,typing,py311,plain-ldap3,docs,release
 
 # The suite with SCIM_LDAP_FAST_PATH=off (plain ldap3 for every directory operation) on
@@ -73,6 +89,28 @@ bench-directories: system-deps venv
 .PHONY: hostile
 hostile: system-deps venv
 	$(BIN)/python -m bench.hostile
+
+# The container image (Containerfile) as $(IMAGE): with buildah when installed, else podman or
+# docker. BASE is the image it builds on (a Debian bookworm one: the official Python image by
+# default, or plain Debian); ISOLATION is buildah's and podman's for the RUN steps (chroot works
+# without a container runtime set up for nesting). Behind a proxy that re-signs TLS, PIP_CERT
+# (a CA bundle on this machine, as pip reads it) is mounted for pip inside the build.
+IMAGE ?= localhost/scim-ldap
+BASE ?= python:3.11-slim-bookworm
+ISOLATION ?= chroot
+.PHONY: image
+image:
+	@set -e; \
+	if command -v buildah >/dev/null; then build="buildah bud --isolation $(ISOLATION) --format docker"; \
+	elif command -v podman >/dev/null; then build="podman build --isolation $(ISOLATION) --format docker"; \
+	elif command -v docker >/dev/null; then build="docker build"; \
+	else echo "make image needs buildah, podman or docker" >&2; exit 1; fi; \
+	cert=""; \
+	if [ -n "$(PIP_CERT)" ] && [ "$${build%% *}" != docker ]; then \
+	  cert="--volume $(PIP_CERT):/run/pip-cert.pem:ro --build-arg PIP_CERT=/run/pip-cert.pem"; \
+	fi; \
+	echo "$$build --build-arg BASE=$(BASE) -t $(IMAGE) ." >&2; \
+	$$build $$cert --build-arg BASE=$(BASE) -t $(IMAGE) -f Containerfile .
 
 # The Sphinx site in docs/_build/html (warnings are errors).
 docs: venv
