@@ -67,6 +67,8 @@ graceful_timeout = 10
 keepalive = 5
 max_requests = 10000
 max_requests_jitter = 1000
+# gunicorn's control socket (for gunicornc) is not used: nothing to create on a read-only system.
+control_socket_disable = True
 # Forwarded headers are the application's to judge (SCIM_TRUSTED_PROXIES): gunicorn trusts none.
 forwarded_allow_ips = ""
 
