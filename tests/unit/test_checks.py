@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from scim_core.backends.ldap.preflight import identify, schema_names
+from scim_core.backends.ldap.identity import identify
+from scim_core.backends.ldap.preflight import schema_names
 from scim_core.checks import EXIT_FAILED, EXIT_OK, RESULTS, Step, exit_status, render_table
 
 

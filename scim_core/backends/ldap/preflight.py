@@ -1,177 +1,55 @@
 """``scim-ldap check``: a preflight of the configured directory, as the service account.
 
 It connects and binds the way the service does (:class:`~.connection.ConnectionFactory`, TLS
-verified), reads the rootDSE and names the directory, lists which of the controls and
+verified), reads the rootDSE and names the directory (:mod:`~.identity`), lists which of the controls and
 extended operations the service uses the server offers and what the service falls back to
 without each (:mod:`~.capabilities`), checks that the users and groups bases exist, that the
 object classes and attributes the profile and the mapping files name are in the directory's
 schema (its subschema subentry), and lists a page of users and of groups the way a list
 request does. Nothing is written.
 
-With ``write_test`` it then makes, changes, disables, sets a password on and deletes a
-throwaway user, and makes, changes and deletes a throwaway group, through the backend's own
-write paths (:class:`~.backend.LdapBackend`), so each step proves what a request would do; a
-step the account has no right to fails with the directory's answer, the rest are skipped, and
-whatever was made is deleted again, also after a failure. The throwaway password and the bind
-password never appear in a step.
+With ``write_test`` it then runs the write test (:mod:`~.write_test`): throwaway entries made,
+changed and deleted through the backend's own write paths. The bind password never appears in
+a step.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-import secrets
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from ldap3 import BASE, Connection
-from ldap3.core.exceptions import LDAPBindError, LDAPOperationResult
+from ldap3.core.exceptions import LDAPOperationResult
 
-from scim_core.backend import Query, Resource
+from scim_core.backend import Query
 from scim_core.backends.ldap import capabilities as features
 from scim_core.backends.ldap import operations
 from scim_core.backends.ldap.backend import LdapBackend
 from scim_core.backends.ldap.capabilities import Capabilities
 from scim_core.backends.ldap.connection import UNAVAILABLE, ConnectionFactory, failure_reason
+from scim_core.backends.ldap.identity import (
+    IDENTITY_ATTRIBUTES,
+    Identity,
+    identify,
+    root_values,
+)
 from scim_core.backends.ldap.profiles import PROFILES
 from scim_core.backends.ldap.settings import LdapSettings
+from scim_core.backends.ldap.write_test import ldap_refusal, write_steps
 from scim_core.checks import FAILED, FALLBACK, OK, SKIPPED, WARNING, Result, Step
 from scim_core.errors import ScimError
-from scim_core.schemas.resources import USER_URN
-from scim_core.secret import Secret
 
-__all__ = ["Identity", "PreflightError", "identify", "ldap_refusal", "run_check", "schema_names"]
+__all__ = ["PreflightError", "run_check", "schema_names"]
 
 log = logging.getLogger("scim.ldap")
 
 
 class PreflightError(Exception):
     """No configured URL could be connected to and bound; the message is one line."""
-
-
-class _Unexpected(Exception):
-    """A write step's outcome is not what the service relies on."""
-
-
-# ------------------------------------------------------------------------------ the directory
-
-#: rootDSE attributes that tell the directory's kind and version, beside the capabilities.
-_IDENTITY_ATTRIBUTES: Final = (
-    "objectClass",
-    "vendorName",
-    "vendorVersion",
-    "supportedCapabilities",
-    "domainControllerFunctionality",
-    "subschemaSubentry",
-    "dnsHostName",
-)
-#: LDAP_CAP_ACTIVE_DIRECTORY_OID: the server is an Active Directory domain controller.
-_AD_CAPABILITY: Final = "1.2.840.113556.1.4.800"
-#: domainControllerFunctionality -> the Windows Server functional level it names.
-_AD_LEVELS: Final = {
-    "0": "2000",
-    "1": "2003 interim",
-    "2": "2003",
-    "3": "2008",
-    "4": "2008 R2",
-    "5": "2012",
-    "6": "2012 R2",
-    "7": "2016",
-    "10": "2025",
-}
-_VERSION = re.compile(r"(\d+(?:\.\d+)+)")
-
-RootDse = Mapping[str, Sequence[str]]
-
-
-def _values(entry: RootDse, name: str) -> list[str]:
-    found = next((v for k, v in entry.items() if k.lower() == name.lower()), ())
-    return [str(v) for v in found or ()]
-
-
-def _first_version(texts: Sequence[str]) -> str | None:
-    for text in texts:
-        if found := _VERSION.search(text):
-            return found[1]
-    return None
-
-
-def _ad_version(entry: RootDse, monitor: str | None) -> str | None:
-    vendor = _first_version(_values(entry, "vendorVersion"))  # Samba says its own
-    if vendor:
-        return vendor
-    level = _AD_LEVELS.get(next(iter(_values(entry, "domainControllerFunctionality")), ""))
-    return f"functional level Windows Server {level}" if level else None
-
-
-@dataclass(frozen=True)
-class _Flavour:
-    """One kind of directory: how its rootDSE shows it and where its version is."""
-
-    name: str
-    profile: str
-    recognised: Callable[[RootDse], bool]
-    version: Callable[[RootDse, str | None], str | None]
-
-
-#: The kinds of directory the service has a profile for, tried in order.
-_FLAVOURS: Final = (
-    _Flavour(
-        "Active Directory",
-        "ad",
-        lambda dse: _AD_CAPABILITY in _values(dse, "supportedCapabilities"),
-        _ad_version,
-    ),
-    _Flavour(
-        "389-DS",
-        "389ds",
-        lambda dse: any(
-            "389" in v for v in _values(dse, "vendorName") + _values(dse, "vendorVersion")
-        ),
-        lambda dse, _monitor: _first_version(_values(dse, "vendorVersion")),
-    ),
-    _Flavour(
-        "OpenLDAP",
-        "openldap",
-        lambda dse: "openldaprootdse" in {v.lower() for v in _values(dse, "objectClass")},
-        lambda _dse, monitor: _first_version([monitor]) if monitor else None,
-    ),
-)
-
-
-@dataclass(frozen=True)
-class Identity:
-    """What the rootDSE (and ``cn=Monitor`` where readable) says the directory is.
-
-    :param name: ``OpenLDAP``, ``389-DS``, ``Active Directory`` (``Samba`` added where the
-        vendor says so), or ``unknown``.
-    :param profile: the ``SCIM_LDAP_DIALECT`` for it (``None``: unknown).
-    :param version: the version found, or ``None``.
-    """
-
-    name: str
-    profile: str | None
-    version: str | None
-
-    def __str__(self) -> str:
-        return f"{self.name} {self.version or '(version unknown)'}"
-
-
-def identify(root_dse: RootDse, monitor: str | None = None) -> Identity:
-    """Name the directory from its rootDSE attributes (and OpenLDAP's ``monitoredInfo``).
-
-    :param root_dse: attribute -> values, names in any case.
-    :param monitor: ``cn=Monitor``'s ``monitoredInfo`` where it could be read.
-    """
-    for flavour in _FLAVOURS:
-        if flavour.recognised(root_dse):
-            vendor = " ".join(_values(root_dse, "vendorName"))
-            name = f"{flavour.name} (Samba)" if "samba" in vendor.lower() else flavour.name
-            return Identity(name, flavour.profile, flavour.version(root_dse, monitor))
-    vendor = " ".join(_values(root_dse, "vendorName")) or "unknown"
-    return Identity(vendor, None, _first_version(_values(root_dse, "vendorVersion")))
 
 
 # ------------------------------------------------------------------------------ capabilities
@@ -313,7 +191,7 @@ def _schema_steps(run: Callable[..., Any], subschema: str, backend: LdapBackend)
         ("object classes", _needed_classes(backend), "objectClasses"),
         ("attributes", _needed_attributes(backend), "attributeTypes"),
     ):
-        missing = _missing(needed, schema_names(_values(found, attribute)))
+        missing = _missing(needed, schema_names(root_values(found, attribute)))
         if missing:
             detail = f"missing in {subschema}: {', '.join(missing)}; {_SCHEMA_HINT}"
             steps.append(Step(f"schema: {what}", FAILED, detail))
@@ -323,22 +201,6 @@ def _schema_steps(run: Callable[..., Any], subschema: str, backend: LdapBackend)
 
 
 # ------------------------------------------------------------------------------ refusals
-
-
-def ldap_refusal(error: BaseException) -> str:
-    """What the directory answered behind a failed step: the LDAP result's name and code
-    where there is one (the plugin's SCIM errors keep it as their context), else the
-    error's own words."""
-    seen: BaseException | None = error
-    while seen is not None:
-        if isinstance(seen, LDAPOperationResult):
-            return f"{seen.description} ({seen.result})"
-        seen = seen.__cause__ or seen.__context__
-    if isinstance(error, ScimError):
-        return error.detail
-    if isinstance(error, _Unexpected):
-        return str(error)
-    return failure_reason(error)
 
 
 # ------------------------------------------------------------------------------ the check
@@ -411,7 +273,7 @@ def run_check(settings: LdapSettings, *, write_test: bool = False) -> list[Step]
         try:
             steps += _read_steps(backend)
             steps += (
-                _write_steps(backend)
+                write_steps(backend)
                 if write_test
                 else [Step("write test", SKIPPED, "not asked for (--write-test)")]
             )
@@ -435,13 +297,15 @@ def _searcher(backend: LdapBackend) -> Callable[..., Any]:
 def _read_steps(backend: LdapBackend) -> list[Step]:
     run = _searcher(backend)
     settings = backend.settings
-    entries, _ = run("", "(objectClass=*)", [*_IDENTITY_ATTRIBUTES])
+    entries, _ = run("", "(objectClass=*)", [*IDENTITY_ATTRIBUTES])
     root_dse = entries[0]["attributes"] if entries else {}
     monitor = None
     try:
         found, _ = run("cn=Monitor", "(objectClass=*)", ["monitoredInfo"])
         monitor = (
-            next(iter(_values(found[0]["attributes"], "monitoredInfo")), None) if found else None
+            next(iter(root_values(found[0]["attributes"], "monitoredInfo")), None)
+            if found
+            else None
         )
     except LDAPOperationResult:
         pass
@@ -449,7 +313,7 @@ def _read_steps(backend: LdapBackend) -> list[Step]:
     steps = [_directory_step(identity, settings)]
     steps += _feature_steps(settings, backend.connections.capabilities())
     steps += _base_steps(run, settings)
-    subschema = next(iter(_values(root_dse, "subschemaSubentry")), "cn=Subschema")
+    subschema = next(iter(root_values(root_dse, "subschemaSubentry")), "cn=Subschema")
     try:
         steps += _schema_steps(run, subschema, backend)
     except LDAPOperationResult as error:
@@ -510,144 +374,3 @@ def _search_steps(backend: LdapBackend) -> list[Step]:
             )
         )
     return steps
-
-
-# ------------------------------------------------------------------------------ writes
-
-_PASSWORD_LETTERS: Final = "ghjkmnpqrstuvwxyz"  # no hex digit: 389-DS refuses a piece of the uid
-
-
-def _throwaway_password() -> Secret:
-    """A random password of upper and lower case letters and symbols (AD's complexity)."""
-    lower = "".join(secrets.choice(_PASSWORD_LETTERS) for _ in range(12))
-    upper = "".join(secrets.choice(_PASSWORD_LETTERS.upper()) for _ in range(4))
-    return Secret(f"{lower}#{upper}%!")
-
-
-_REFUSED: Final = (ScimError, LDAPOperationResult, _Unexpected, *UNAVAILABLE)
-
-
-@dataclass
-class _Throwaways:
-    """What the write test made and has not deleted yet."""
-
-    user: Resource | None = None
-    group: str | None = None
-    steps: list[Step] = field(default_factory=list)
-
-    def step(self, name: str, action: Callable[[], Any], detail: str) -> bool:
-        """Run one write; record it; whether it succeeded."""
-        if any(step.failed for step in self.steps):
-            self.steps.append(Step(name, SKIPPED, "an earlier step failed"))
-            return False
-        try:
-            action()
-        except _REFUSED as error:
-            self.steps.append(Step(name, FAILED, ldap_refusal(error)))
-            return False
-        self.steps.append(Step(name, OK, detail))
-        return True
-
-
-def _write_steps(backend: LdapBackend) -> list[Step]:
-    tag = secrets.token_hex(3)
-    user_name, group_name = f"scim-check-{tag}", f"scim-check-g-{tag}"
-    made = _Throwaways()
-    password = _throwaway_password()
-
-    def create_user() -> None:
-        made.user = backend.create_user(
-            {
-                "schemas": [USER_URN],
-                "userName": user_name,
-                "name": {"givenName": "Preflight", "familyName": "Check"},
-                "emails": [{"value": f"{user_name}@example.invalid", "primary": True}],
-                "active": True,
-            },
-            None,
-        )
-
-    def update(**changes: Any) -> Callable[[], None]:
-        def action() -> None:
-            assert made.user is not None
-            password = changes.pop("password", None)
-            made.user = backend.update_user(
-                made.user["id"], made.user, {**made.user, **changes}, password
-            )
-
-        return action
-
-    def create_group() -> None:
-        made.group = backend.create_group({"displayName": group_name})["id"]
-
-    def cannot_bind() -> None:
-        dn = backend.user_dn(backend.users.uid(user_name))
-        as_user = replace(backend.settings, bind_dn=dn, bind_password=password.reveal())
-        try:
-            with ConnectionFactory(as_user).fresh():
-                pass
-        except LDAPBindError:
-            return
-        raise _Unexpected("the disabled user could bind with its new password")
-
-    def add_member() -> None:
-        assert made.user is not None and made.group is not None
-        backend.change_members(made.group, add=[made.user["id"]])
-
-    steps = (
-        (
-            "write: create user",
-            create_user,
-            f"made {user_name} in {backend.settings.new_users_base}",
-        ),
-        ("write: modify user", update(title="Preflight"), "title set"),
-        ("write: disable user", update(active=False), "active=false written"),
-        ("write: set password", update(password=password), "a random password set"),
-        ("bind as disabled user", cannot_bind, "refused, as it must be"),
-        (
-            "write: create group",
-            create_group,
-            f"made {group_name} in {backend.settings.new_groups_base}",
-        ),
-        ("write: modify group", add_member, "the throwaway user added as a member"),
-        ("write: delete group", lambda: _delete_group(backend, made), "deleted"),
-        ("write: delete user", lambda: _delete_user(backend, made), "deleted"),
-    )
-    try:
-        for name, action, detail in steps:
-            made.step(name, action, detail)
-    finally:
-        made.steps += _clean_up(backend, made)
-    return made.steps
-
-
-def _delete_group(backend: LdapBackend, made: _Throwaways) -> None:
-    """Delete the throwaway group (the service never deletes one; a plain delete of its DN)."""
-    dn = backend.group_dn(str(made.group))
-    if dn is not None:
-        backend.connections.run(lambda connection: operations.delete(connection, dn), retry=False)
-    made.group = None
-
-
-def _delete_user(backend: LdapBackend, made: _Throwaways) -> None:
-    assert made.user is not None
-    backend.delete_user(made.user["id"])
-    made.user = None
-
-
-def _clean_up(backend: LdapBackend, made: _Throwaways) -> list[Step]:
-    """Delete what a failed step left; name what cannot be deleted."""
-    left = []
-    for what, delete, name in (
-        ("group", _delete_group, made.group),
-        ("user", _delete_user, made.user and made.user["userName"]),
-    ):
-        if name is None:
-            continue
-        try:
-            delete(backend, made)
-        except _REFUSED as error:
-            left.append(f"the {what} {name} ({ldap_refusal(error)}): delete it by hand")
-    if left:
-        return [Step("write: clean up", FAILED, "left behind: " + "; ".join(left))]
-    return []
