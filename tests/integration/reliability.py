@@ -8,6 +8,7 @@ loads larger and longer (``make soak``).
 
 from __future__ import annotations
 
+import hashlib
 import http.client
 import json
 import os
@@ -39,6 +40,20 @@ CREATE_ATTRIBUTES = ("uid", "cn", "sn", "givenName", "mail")
 
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+def serve_environment(directory: Any, port: int, **extra: str) -> dict[str, str]:
+    """The environment of ``scim-ldap serve`` on ``directory``: one worker on 127.0.0.1:``port``
+    accepting :data:`TOKEN`, and ``extra``."""
+    return dict(
+        os.environ,
+        SCIM_TOKENS_SHA256="idp=" + hashlib.sha256(TOKEN.encode()).hexdigest(),
+        SCIM_LOG_LEVEL="WARNING",
+        SCIM_BIND=f"127.0.0.1:{port}",
+        SCIM_WORKERS="1",
+        **directory.service_settings(),
+        **extra,
+    )
 
 
 @contextmanager

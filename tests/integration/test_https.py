@@ -9,7 +9,6 @@ certificate renewed on disk is served after a graceful reload while requests kee
 
 from __future__ import annotations
 
-import hashlib
 import http.client
 import json
 import os
@@ -27,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from reliability import TOKEN, served, user_body, wait_until
+from reliability import TOKEN, serve_environment, served, user_body, wait_until
 
 from scim_core.testing.slapd import SlapdInstance, TlsFiles, find_free_port, make_tls_files
 
@@ -131,15 +130,11 @@ def https_service(
     directory: SlapdInstance, files: TlsFiles, log: Path, **extra: str
 ) -> Iterator[Https]:
     port = find_free_port()
-    environment = dict(
-        os.environ,
-        SCIM_TOKENS_SHA256="idp=" + hashlib.sha256(TOKEN.encode()).hexdigest(),
-        SCIM_LOG_LEVEL="WARNING",
-        SCIM_BIND=f"127.0.0.1:{port}",
-        SCIM_WORKERS="1",
+    environment = serve_environment(
+        directory,
+        port,
         SCIM_TLS_CERT_FILE=str(files.cert_file),
         SCIM_TLS_KEY_FILE=str(files.key_file),
-        **directory.service_settings(),
         **extra,
     )
     probe = ssl.create_default_context(cafile=str(files.ca_file))
@@ -313,22 +308,14 @@ def test_a_key_that_does_not_match_stops_start_up_with_one_line(
 ) -> None:
     files = make_tls_files(tmp_path / "tls", ["127.0.0.1"])
     other = make_tls_files(tmp_path / "other", ["127.0.0.1"])
-    environment = dict(
-        os.environ,
-        SCIM_TOKENS_SHA256="idp=" + hashlib.sha256(TOKEN.encode()).hexdigest(),
+    environment = serve_environment(
+        directory,
+        find_free_port(),
         SCIM_TLS_CERT_FILE=str(files.cert_file),
         SCIM_TLS_KEY_FILE=str(other.key_file),
-        **directory.service_settings(),
     )
     finished = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "scim_flask.cli",
-            "serve",
-            "--bind",
-            f"127.0.0.1:{find_free_port()}",
-        ],
+        [sys.executable, "-m", "scim_flask.cli", "serve"],
         env=environment,
         capture_output=True,
         text=True,

@@ -7,7 +7,6 @@ service, trusting that proxy, answers with the public URL in every ``Location``.
 
 from __future__ import annotations
 
-import hashlib
 import http.client
 import json
 import os
@@ -19,7 +18,7 @@ from contextlib import suppress
 from pathlib import Path
 
 import pytest
-from reliability import TOKEN, served, user_body
+from reliability import TOKEN, serve_environment, served, user_body
 
 from scim_core.testing.slapd import SlapdInstance, find_free_port, make_tls_files
 
@@ -73,18 +72,14 @@ def proxied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, ssl
         f"  include {folder}/scim-ldap.conf;\n}}\n"
     )
     context = ssl.create_default_context(cafile=str(files.ca_file))
-    environment = dict(
-        os.environ,
-        SCIM_TOKENS_SHA256="idp=" + hashlib.sha256(TOKEN.encode()).hexdigest(),
-        SCIM_LOG_LEVEL="WARNING",
-        SCIM_BIND=f"127.0.0.1:{service_port}",
-        SCIM_WORKERS="1",
-        SCIM_TRUSTED_PROXIES="127.0.0.1",
-        SCIM_PUBLIC_URL=f"https://{PUBLIC_NAME}",
-    )
     nginx = [_nginx(), "-p", str(folder), "-c", str(folder / "nginx.conf"), "-g", "daemon off;"]
     with SlapdInstance() as directory:
-        environment.update(directory.service_settings())
+        environment = serve_environment(
+            directory,
+            service_port,
+            SCIM_TRUSTED_PROXIES="127.0.0.1",
+            SCIM_PUBLIC_URL=f"https://{PUBLIC_NAME}",
+        )
         service = [sys.executable, "-m", "scim_flask.cli", "serve"]
         with (
             served(service, environment, folder / "scim.log", lambda: True),
