@@ -601,13 +601,16 @@ def test_a_write_names_the_manager_without_a_search_after_it(
 def counted_operations(monkeypatch) -> list[str]:
     """The directory operations the service sends from now on, in order, by kind."""
     sent: list[str] = []
+
+    def counted(kind: str, operation: Any) -> Any:
+        def counting(*args, **kwargs):
+            sent.append(kind)
+            return operation(*args, **kwargs)
+
+        return counting
+
     for kind in ("search", "modify", "add", "delete", "rename", "set_password"):
-
-        def counting(*args, _kind=kind, _sent=getattr(operations, kind), **kwargs):
-            sent.append(_kind)
-            return _sent(*args, **kwargs)
-
-        monkeypatch.setattr(operations, kind, counting)
+        monkeypatch.setattr(operations, kind, counted(kind, getattr(operations, kind)))
     return sent
 
 
