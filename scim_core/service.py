@@ -578,6 +578,8 @@ class ScimService:
                 # the state, so a full replace from a client that does not manage it never
                 # re-enables a disabled user.
                 replaced["active"] = current.get("active", True)
+            if password is None and _comparable(replaced) == _comparable(current):
+                return None
             return replaced, password
 
         return self._update_user(request, user_id, "replace", plan)
@@ -591,8 +593,16 @@ class ScimService:
                 return None
             if current.get("active") is not None and patched.get("active") is None:
                 raise InvalidValue("active cannot be removed or set to null; send true or false.")
-            desired = validate_user(patched, before=current, schemas=self.schemas)
+            # Only what the PATCH changed is checked: the rest is as the backend stored it.
+            touched = {
+                k for k in patched.keys() | current.keys() if patched.get(k) != current.get(k)
+            }
+            desired = validate_user(
+                patched, before=current, schemas=self.schemas, changed=touched - {"meta"}
+            )
             password = desired.pop("password", None)
+            if password is None and all(desired.get(k) == current.get(k) for k in touched):
+                return None  # the same once checked (a userName sent with spaces around it)
             return desired, Secret(password) if password is not None else None
 
         return self._update_user(request, user_id, "patch", plan)
@@ -617,8 +627,6 @@ class ScimService:
             if planned is None:
                 return self._resource_response(200, current, "User", request)
             desired, password = planned
-            if password is None and _comparable(desired) == _comparable(current):
-                return self._resource_response(200, current, "User", request)
             try:
                 updated = self.backend.update_user(current["id"], current, desired, password)
             except VersionConflict:

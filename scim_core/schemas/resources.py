@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import stringprep
 import unicodedata
+from collections.abc import Collection
 from typing import Any
 
 from marshmallow import EXCLUDE, Schema, ValidationError, fields, validate
@@ -272,6 +273,7 @@ def validate_user(
     complete: bool = True,
     before: dict[str, Any] | None = None,
     schemas: SchemaSet | None = None,
+    changed: Collection[str] | None = None,
 ) -> dict[str, Any]:
     """Check a canonical User's types; with ``complete``, every required attribute too.
 
@@ -281,11 +283,17 @@ def validate_user(
     :param before: the stored user a PATCH starts from: a required attribute it already
         lacked (an entry another tool made, e.g. 389-DS's ``dsidm`` users have no surname)
         is not demanded; one the PATCH removes is.
+    :param changed: the top-level attributes a PATCH changed from ``before``: only their
+        types are checked (the others are as stored); the required ones are checked over all.
     :raises InvalidValue: naming every missing or malformed attribute at once.
     """
-    checked = _load(_USER, resource, "User")
+    subject = resource if changed is None else {k: resource[k] for k in changed if k in resource}
+    checked = _load(_USER, subject, "User")
     if schemas is not None and schemas is not DEFAULT_SCHEMAS:
-        _carry_mapped(resource, checked, schemas)
+        _carry_mapped(subject, checked, schemas)
+    if changed is not None:
+        kept = {k: v for k, v in resource.items() if k not in changed and k != "meta"}
+        checked = {**kept, **checked}
     if complete:
         missing = [
             name

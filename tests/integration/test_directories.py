@@ -563,8 +563,8 @@ def test_a_write_names_the_manager_without_a_search_after_it(
     http, directory, directory_backend, monkeypatch
 ):
     """The manager a write sets was looked up before it and needs no search after it, on every
-    directory. One it leaves as it was is named by the post-read entry only under the version
-    assertion (OpenLDAP); 389-DS (no assertion) and Samba (neither control) look it up again."""
+    directory; one it leaves as it was (the same DN) is the one the read before the write
+    resolved, and a read asks for the manager its entry named last time in its own search."""
     boss, other = new_user(http), new_user(http)
     user = new_user(http, **{ENTERPRISE: {"manager": {"value": boss["id"]}}})
     lookups: list[str] = []
@@ -577,17 +577,75 @@ def test_a_write_names_the_manager_without_a_search_after_it(
         return search_users(self, search_filter, attributes, **kwargs)
 
     monkeypatch.setattr(LdapBackend, "_search_users", counting)
-    kept_after = 0 if directory.dialect == "openldap" else 1
+    sent = counted_operations(monkeypatch)
     path = "/Users/" + user["id"]
     retitled = patch(http, path, {"op": "replace", "path": "title", "value": "T"})
     assert body_of(retitled)[ENTERPRISE]["manager"]["value"] == boss["id"]
-    assert len(lookups) == 1 + kept_after, lookups  # the read before the write, and ...
+    # The manager came with the user in the read; the one it still names is known after.
+    assert lookups == [], lookups
+    assert sent == ["search", "modify", *read_back(directory)], sent
     lookups.clear()
+    sent.clear()
     moved = {"op": "replace", "path": f"{ENTERPRISE}:manager", "value": {"value": other["id"]}}
     changed = patch(http, path, moved)
     assert body_of(changed)[ENTERPRISE]["manager"]["value"] == other["id"]
-    assert len(lookups) == 1, lookups  # only the read before the write
+    assert lookups == [], lookups  # the new manager was found by its id, before the write
+    # The read (the former manager with it), the new manager's DN by its id, the modify.
+    assert sent == ["search", "search", "modify", *read_back(directory)], sent
+    sent.clear()
     assert body_of(http("GET", path))[ENTERPRISE]["manager"]["value"] == other["id"]
+    # The entry the write left named the new manager: the read asks for it with the user.
+    assert sent == ["search"] and lookups == [], (sent, lookups)
+
+
+def counted_operations(monkeypatch) -> list[str]:
+    """The directory operations the service sends from now on, in order, by kind."""
+    sent: list[str] = []
+
+    def counted(kind: str, operation: Any) -> Any:
+        def counting(*args, **kwargs):
+            sent.append(kind)
+            return operation(*args, **kwargs)
+
+        return counting
+
+    for kind in ("search", "modify", "add", "delete", "rename", "set_password"):
+        monkeypatch.setattr(operations, kind, counted(kind, getattr(operations, kind)))
+    return sent
+
+
+def read_back(directory) -> list[str]:
+    """What follows a modify to tell the entry it left: nothing where the directory answers
+    the post-read control (OpenLDAP, 389-DS), a search on Samba AD (no such control)."""
+    return ["search"] if directory.dialect == "ad" else []
+
+
+def test_a_patch_reads_once_diffs_once_and_writes_once(http, directory, monkeypatch):
+    """PATCH of an attribute of a user with a manager, on each directory: one search (the
+    entry, its manager's id with it) and one modify (its post-read entry the answer, where
+    the directory has the control); the same PATCH again: the search alone, nothing written,
+    the same ETag. Disabling and enabling the user are one modify each as well."""
+    boss = new_user(http)
+    user = new_user(http, **{ENTERPRISE: {"manager": {"value": boss["id"]}}})
+    path = "/Users/" + user["id"]
+    sent = counted_operations(monkeypatch)
+    retitle = {"op": "replace", "path": "title", "value": "Head of " + uuid.uuid4().hex[:6]}
+    first = patch(http, path, retitle)
+    assert first.status_code == 200, body_of(first)
+    assert body_of(first)["title"] == retitle["value"]
+    assert body_of(first)[ENTERPRISE]["manager"]["value"] == boss["id"]
+    assert sent == ["search", "modify", *read_back(directory)], sent
+    sent.clear()
+    again = patch(http, path, retitle)
+    assert again.status_code == 200 and sent == ["search"], sent
+    assert again.headers["ETag"] == first.headers["ETag"]
+    assert body_of(again) == body_of(first)
+    for active in (False, True):
+        sent.clear()
+        toggled = patch(http, path, {"op": "replace", "path": "active", "value": active})
+        assert toggled.status_code == 200 and body_of(toggled)["active"] is active
+        assert sent == ["search", "modify", *read_back(directory)], sent
+    assert body_of(http("GET", path))["title"] == retitle["value"]
 
 
 def test_a_group_renamed_keeps_its_id_and_members(http, directory, directory_backend):

@@ -336,23 +336,9 @@ class Directory:
         }
         if not managers:
             return {}
-        dn_attribute = self.profile.dn_attribute
-        if dn_attribute:
-            parts = "".join(f"({dn_attribute}={filter_value(dn)})" for dn in managers)
-        else:
-            names = set()
-            for manager in managers:
-                try:
-                    rdn = parse_dn(manager)[0]
-                except LDAPInvalidDnError:
-                    log.debug("manager value is not a DN; left unresolved")
-                    continue
-                if rdn[0].lower() == self.profile.user_naming.lower():
-                    names.add(rdn[1])
-            if not names:
-                return {}
-            naming = self.profile.user_naming
-            parts = "".join(f"({naming}={filter_value(n)})" for n in names)
+        parts = self._dns_filter(managers)
+        if not parts:
+            return {}
         found, _ = self._search_users(f"(|{parts})", [self.profile.id_attribute])
         by_dn = {
             dn_key(e["dn"]): self.profile.format_id(
@@ -361,6 +347,25 @@ class Directory:
             for e in found
         }
         return {dn: by_dn[dn_key(dn)] for dn in managers if dn_key(dn) in by_dn}
+
+    def _dns_filter(self, dns: Iterable[str]) -> str:
+        """Filter items matching the users at ``dns`` (and maybe others; entries are to be
+        told apart by DN): by the profile's own-DN attribute, else by the userName in the RDN
+        (empty: no DN names a user that way)."""
+        dn_attribute = self.profile.dn_attribute
+        if dn_attribute:
+            return "".join(f"({dn_attribute}={filter_value(dn)})" for dn in dns)
+        names = set()
+        for dn in dns:
+            try:
+                rdn = parse_dn(dn)[0]
+            except LDAPInvalidDnError:
+                log.debug("manager value is not a DN; left unresolved")
+                continue
+            if rdn[0].lower() == self.profile.user_naming.lower():
+                names.add(rdn[1])
+        naming = self.profile.user_naming
+        return "".join(f"({naming}={filter_value(n)})" for n in sorted(names))
 
     def _guard(self, ldap_filter: str) -> list[tuple[str, bool, bytes | None]]:
         """An RFC 4528 assertion on ``ldap_filter`` where the server has the control; none

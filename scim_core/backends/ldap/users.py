@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import functools
 from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
@@ -36,9 +37,33 @@ from scim_core.errors import (
 from scim_core.schemas.resources import ENTERPRISE_URN
 from scim_core.secret import Secret
 
-__all__ = ["PREVIOUS", "Users"]
+__all__ = ["PREVIOUS", "ReadUser", "Users"]
 
 PREVIOUS = "\x00previous"  # stands for the current manager DN in a diff; never written
+
+#: Users whose named DNs a backend keeps as hints for their next read (then it starts over).
+_HINTS = 10_000
+
+
+class ReadUser(dict[str, Any]):
+    """A user as a full read gave it, still holding that read: the entry's DN and attributes,
+    and DN (lower case) -> id of the users it names. An update of this very resource diffs
+    against it and reads nothing more (the DN, the object classes and the lock state are
+    there); the users it names need no search after the write while the DN is the same."""
+
+    __slots__ = ("attributes", "dn", "ids")
+
+    def __init__(
+        self, resource: Resource, dn: str, attributes: Mapping[str, Any], ids: Mapping[str, str]
+    ) -> None:
+        super().__init__(resource)
+        self.dn = dn
+        self.attributes = attributes
+        self.ids = ids
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> dict[str, Any]:
+        # A copy is a resource like any other: what it holds may change, the read cannot.
+        return copy.deepcopy(dict(self), memo)
 
 
 # SCIM top-level attribute -> the LDAP attributes it needs (for attributes= projections),
@@ -106,12 +131,62 @@ class Users(Listing, Memberships, UserWrites):
         """The users of ``entries``, the users they name resolved in one search (DNs in
         ``known``, lower case -> id, need none)."""
         ids = {**(known or {}), **self._named_user_ids(entries, known=known)}
-        resources = []
-        for entry in entries:
-            manager = first(entry["attributes"], "manager")
-            manager_id = ids.get(str(manager).lower()) if manager else None
-            resources.append(self.users.to_resource(entry["attributes"], manager_id, ids))
-        return resources
+        return [self._to_user(entry, ids) for entry in entries]
+
+    def _to_user(self, entry: Mapping[str, Any], ids: Mapping[str, str]) -> Resource:
+        attributes = entry["attributes"]
+        manager = first(attributes, "manager")
+        manager_id = ids.get(str(manager).lower()) if manager else None
+        user = self.users.to_resource(attributes, manager_id, ids)
+        named = tuple(str(dn) for holder in self._holders if (dn := first(attributes, holder)))
+        hints = self._named_hints
+        if named:
+            if len(hints) >= _HINTS:
+                hints.clear()
+            hints[user["id"]] = named
+        else:
+            hints.pop(user["id"], None)
+        return user
+
+    @functools.cached_property
+    def _holders(self) -> tuple[str, ...]:
+        """The attributes naming other users: the manager and the mapped references."""
+        return ("manager", *(m.ldap for m in self.users.references))
+
+    @functools.cached_property
+    def _named_hints(self) -> dict[str, tuple[str, ...]]:
+        """User id -> the DNs its entry named when last read here (a hint only: the next full
+        read asks for those users in its own search, and takes one only where the entry
+        still names its DN)."""
+        return {}
+
+    def _full_entry(self, user_id: str) -> tuple[dict[str, Any] | None, dict[str, str]]:
+        """The user's entry with every attribute a full read needs, and DN (lower case) -> id
+        of the users it names that the same search brought: those it named when last read
+        (under one users base: a search per base would stop at the first with any entry)."""
+        hinted = self._named_hints.get(user_id, ())
+        parts = self._dns_filter(hinted) if len(self.settings.users_bases) == 1 else ""
+        if not parts or not self.profile.is_valid_id(user_id):
+            return self._user_entry(user_id, self.users.read_attributes), {}
+        entries, _ = self._search_users(
+            f"(&{self.profile.user_filter}(|{self._id_filter(user_id)}{parts}))",
+            self.users.read_attributes,
+        )
+        id_attribute = self.profile.id_attribute
+        by_dn = {
+            dn_key(e["dn"]): self.profile.format_id(first(e["attributes"], id_attribute))
+            for e in entries
+        }
+        wanted = user_id.lower()
+        entry = next((e for e in entries if by_dn[dn_key(e["dn"])].lower() == wanted), None)
+        if entry is None:
+            return None, {}
+        known = {}
+        for holder in self._holders:
+            dn = first(entry["attributes"], holder)
+            if dn and (named_id := by_dn.get(dn_key(str(dn)))) is not None:
+                known[str(dn).lower()] = named_id
+        return entry, known
 
     def _references(
         self, current: Resource | None, desired: Resource
@@ -144,9 +219,16 @@ class Users(Listing, Memberships, UserWrites):
         return entries[0] if entries else None
 
     def get_user(self, user_id: str, attributes: frozenset[str] | None = None) -> Resource | None:
-        """The user with this id; a malformed id is ``None`` without a directory query."""
-        entry = self._user_entry(user_id, self._user_attributes(attributes))
-        return self._to_users([entry])[0] if entry else None
+        """The user with this id; a malformed id is ``None`` without a directory query. A full
+        read (no ``attributes``) is a :class:`ReadUser`."""
+        if attributes is not None:
+            entry = self._user_entry(user_id, self._user_attributes(attributes))
+            return self._to_users([entry])[0] if entry else None
+        entry, known = self._full_entry(user_id)
+        if entry is None:
+            return None
+        ids = {**known, **self._named_user_ids([entry], known=known)}
+        return ReadUser(self._to_user(entry, ids), str(entry["dn"]), entry["attributes"], ids)
 
     def find_users(self, query: Query) -> Page:
         """A page of users in userName order; one sorted VLV search (plus one for managers)."""
@@ -173,6 +255,7 @@ class Users(Listing, Memberships, UserWrites):
         written: Mapping[str, Any] | None = None,
         named: Mapping[str, str] | None = None,
         kept: Mapping[str, str] | None = None,
+        read: ReadUser | None = None,
     ) -> Resource:
         """The user at ``dn`` as the write left it: from the write's post-read control when
         it brought the entry (``written``), else read afresh.
@@ -181,8 +264,10 @@ class Users(Listing, Memberships, UserWrites):
             (:meth:`_named`): they need no search after it.
         :param kept: attribute -> the id of the user it names and the write left as read
             (:meth:`_kept`), known only from the post-read entry.
+        :param read: the read the write was planned from: a user named by a DN it named is
+            the one it named.
         """
-        known = dict(named or {})
+        known = {**(read.ids if read is not None else {}), **(named or {})}
         if written is not None:
             for holder, user_id in (kept or {}).items():
                 if value := first(written, holder):
@@ -257,13 +342,16 @@ class Users(Listing, Memberships, UserWrites):
         a check that the new name is free. A failure after a first write (an outage, a name
         taken in between) is marked :attr:`~scim_core.errors.ScimError.partial`.
         """
-        dn = self._dn_of(current)
+        read = current if isinstance(current, ReadUser) else None
+        dn = read.dn if read is not None else self._dn_of(current)
         current_manager_dn = desired_manager_dn = None
         if self.users.manager_id(current) != self.users.manager_id(desired):
             desired_manager_dn = self._manager_dn(desired)
             # Only "some other value" matters for the diff; the old DN itself is not needed.
             current_manager_dn = PREVIOUS if self.users.manager_id(current) else None
-        lock_state = self._lock_state(current, dn)
+        # The entry read tells the object classes and the lock state; a resource of another
+        # origin has its lock state read (and the classes it needs added where missing).
+        lock_state = read.attributes if read is not None else self._lock_state(current, dn)
         before, after = self._references(current, desired)
         changes = self.users.changes(
             current, desired, current_manager_dn, desired_manager_dn, lock_state, before, after
@@ -300,9 +388,8 @@ class Users(Listing, Memberships, UserWrites):
                 dn = self._rename(dn, str(new_rdn))
             written = None  # a new DN (and version): read it
         named = self._named(desired, desired_manager_dn, after)
-        return self._read_user_by_dn(
-            dn, written, named, self._kept(current, desired, guarded=guarded)
-        )
+        kept = {} if read is not None else self._kept(current, desired, guarded=guarded)
+        return self._read_user_by_dn(dn, written, named, kept, read)
 
     def _name_taken(self, name: str, own_dn: str | None = None) -> bool:
         """Whether another user than the one at ``own_dn`` has ``name`` (case aside) or
