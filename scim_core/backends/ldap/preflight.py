@@ -1,12 +1,12 @@
 """``scim-ldap check``: a preflight of the configured directory, as the service account.
 
 It connects and binds the way the service does (:class:`~.connection.ConnectionFactory`, TLS
-verified), reads the rootDSE and names the directory (:mod:`~.identity`), lists which of the controls and
-extended operations the service uses the server offers and what the service falls back to
-without each (:mod:`~.capabilities`), checks that the users and groups bases exist, that the
-object classes and attributes the profile and the mapping files name are in the directory's
-schema (its subschema subentry), and lists a page of users and of groups the way a list
-request does. Nothing is written.
+verified), reads the rootDSE and names the directory (:mod:`~.identity`), lists which of the
+controls and extended operations the service uses the server offers and what the service
+falls back to without each (:mod:`~.capabilities`), checks that the users and groups bases
+exist, that the object classes and attributes the profile and the mapping files name are in
+the directory's schema (its subschema subentry), and lists a page of users and of groups the
+way a list request does. Nothing is written.
 
 With ``write_test`` it then runs the write test (:mod:`~.write_test`): throwaway entries made,
 changed and deleted through the backend's own write paths. The bind password never appears in
