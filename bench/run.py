@@ -328,12 +328,13 @@ class Runner:
 
     def _memory_growth(self, start: dict[int, int]) -> dict[str, int]:
         """The largest growth of a worker's peak memory over ``start`` (KiB), and that peak."""
-        growth, peak = 0, 0
-        for pid, rss in start.items():
-            high = vm_kib(pid, "VmHWM")
-            if high is not None and high - rss >= growth:
-                growth, peak = high - rss, high
-        return {"worker_growth_kib": growth, "worker_peak_kib": peak}
+        grown = [
+            (high - rss, high)
+            for pid, rss in start.items()
+            if (high := vm_kib(pid, "VmHWM")) is not None
+        ]
+        growth, peak = max(grown, default=(0, 0))
+        return {"worker_growth_kib": max(growth, 0), "worker_peak_kib": peak}
 
     def export(self, count: int) -> dict[str, Any]:
         """Page through every user with one client; peak RSS of the workers meanwhile."""

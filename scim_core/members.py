@@ -93,18 +93,34 @@ def member_template(
     """How to write one member as JSON, learnt from ``rendered``, the member ``pair`` as the
     ordinary rendering showed it; ``None`` when its keys or values are not those this module
     can reproduce (the caller then renders the usual way)."""
-    fields = []
+    # JSON escapes character by character, so the escaped $ref is the escaped base and "/Users/"
+    # followed by the escaped id (without their quotes between): one escape per id, not two.
+    slots = {
+        "value": "%(value)s",
+        "display": "%(display)s",
+        "type": '"User"',
+        "$ref": _encode(f"{base_url}/Users/")[:-1].replace("%", "%%") + "%(ref)s",
+    }
+    text = []
     for key, value in rendered.items():
         make = _FIELDS.get(key)
         if make is None or make(pair[0], pair[1], base_url) != value:
             return None
-        fields.append((f'"{key}":', make))
-    if not fields:
+        text.append(_encode(key).replace("%", "%%") + ":" + slots[key])
+    if not text:
         return None
+    form = "{" + ",".join(text) + "}"
+    if "%(display)s" in form:
 
-    def write(member: tuple[str, str]) -> str:
-        display, ident = member
-        return "{" + ",".join(k + _encode(f(display, ident, base_url)) for k, f in fields) + "}"
+        def write(member: tuple[str, str]) -> str:
+            ident = _encode(member[1])
+            return form % {"value": ident, "display": _encode(member[0]), "ref": ident[1:]}
+
+    else:
+
+        def write(member: tuple[str, str]) -> str:
+            ident = _encode(member[1])
+            return form % {"value": ident, "ref": ident[1:]}
 
     if write(pair) != _dumps(rendered):
         return None

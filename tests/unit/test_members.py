@@ -7,7 +7,7 @@ import pytest
 from scim_core import members as module
 from scim_core.members import MemberList, StreamedGroup, member_template
 
-BASE = "https://scim.example.com/scim/v2"
+BASE = 'https://scim.example.com/scim%20v2/"%(ref)s'
 
 
 def dumps(value):

@@ -74,11 +74,17 @@ class Memberships(Directory):
         transfer and decoding, so it is not read. 100,000 members take about 20 MB.
         """
         id_attribute = self.profile.id_attribute
-        format_id, user_name = self.profile.format_id, self.users.user_name
+        format_id = self.profile.format_id
+        # The userName as kept, else the lookup attribute's (as UserMapping.user_name reads it).
+        # Entries come keyed by the names asked for (ldap3's dict ignores case): no search.
+        kept, lookup = self.users.user_name_attribute, self.profile.user_name_attribute
 
         def keep(entry: dict[str, Any]) -> tuple[str, str]:
             values = entry["attributes"]
-            return user_name(values), format_id(first(values, id_attribute))
+            name = _one(values.get(kept)) if kept else None
+            if name is None:
+                name = _one(values.get(lookup))
+            return str(name), format_id(_one(values.get(id_attribute)))
 
         attributes = [id_attribute, *self.users.user_name_attributes]
         return MemberList(self._member_search([group_dn], attributes, keep))
@@ -193,3 +199,10 @@ class Memberships(Directory):
     def _modify_members(self, group_dn: str, changes: list[Change]) -> None:
         """One modify of the member attribute; LDAP refusals propagate to the caller."""
         self.connections.run(lambda c: operations.modify(c, group_dn, {"member": changes}))
+
+
+def _one(values: Any) -> Any:
+    """The first value of a value list as a search returns it, or ``None``."""
+    if isinstance(values, (list, tuple)):
+        return values[0] if values else None
+    return values

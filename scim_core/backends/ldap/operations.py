@@ -87,8 +87,11 @@ def search(
 
 
 def _shown(entry: Mapping[str, Any], attributes: Sequence[str]) -> dict[str, Any]:
-    wanted = {a.lower() for a in attributes}
-    return {k: v for k, v in entry.items() if "*" in wanted or k.lower() in wanted}
+    """The planned entry's attributes asked for, keyed as the request spelled them (as
+    :func:`wire.search` keys an answer)."""
+    wanted = {a.lower(): a for a in attributes}
+    every = "*" in wanted
+    return {wanted.get(k.lower(), k): v for k, v in entry.items() if every or k.lower() in wanted}
 
 
 def modify(
