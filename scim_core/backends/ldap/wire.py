@@ -140,8 +140,10 @@ def _ldap3_search(
             if name.lower() in binary:
                 entry["attributes"][name] = list(values)
     if keep is not None:
-        # ldap3 has built its whole response already: kept smaller, not read smaller.
+        # ldap3 has built its whole response already: kept smaller, not read smaller (and
+        # not left on the connection until its next operation).
         entries = [keep(e) for e in entries]
+        connection.response = None
     return entries, dict(connection.result or {})
 
 
@@ -169,7 +171,8 @@ def search(
     :param size_limit: at most this many entries (RFC 4511 §4.5.1.4; 0: the server's limit);
         more end the search with sizeLimitExceeded, which does not raise.
     :param keep: what to keep of each entry, called as each arrives (the entry's dict is
-        dropped at once): a big answer is held in the caller's compact form, never whole.
+        dropped at once): a big answer is held in the caller's compact form, never whole;
+        ``connection.response`` is then left ``None`` (the caller holds what was kept).
     """
     if not _eligible(connection):
         return _ldap3_search(
@@ -221,7 +224,7 @@ def search(
         return _ldap3_search(
             connection, base, search_filter, scope, attributes, controls, binary, size_limit, keep
         )
-    connection.response = entries
+    connection.response = entries if keep is None else None
     conclude(connection, result)
     return entries, result
 
