@@ -666,7 +666,13 @@ class ScimService:
 
     def _get_group(self, request: ScimRequest, group_id: str) -> ScimResponse:
         projection = parse_projection(request.query, GROUP_URN)
-        group = self._group_or_404(group_id, projection)
+        return self._group_response(self._group_or_404(group_id, projection), request, projection)
+
+    def _group_response(
+        self, group: Resource, request: ScimRequest, projection: Projection
+    ) -> ScimResponse:
+        """A 200 with the group: in chunks past ``STREAMED_MEMBERS`` members kept as a
+        :class:`~scim_core.members.MemberList`, else whole."""
         members = group.get("members")
         if isinstance(members, MemberList) and len(members) > STREAMED_MEMBERS:
             streamed = self._streamed_group(group, members, request, projection)
@@ -733,8 +739,7 @@ class ScimService:
                 raise
         if renamed or add or remove:
             self._audit(request, "patch", "Group", group_id, 200)
-        group = self._group_or_404(group_id, projection)
-        return self._resource_response(200, group, "Group", request, projection)
+        return self._group_response(self._group_or_404(group_id, projection), request, projection)
 
     def _update_group(self, group_id: str, plan: MembershipPlan, current: Resource | None) -> bool:
         """Write the group's new displayName (its id stays) and externalId where the backend

@@ -267,6 +267,25 @@ def test_a_big_group_is_streamed_as_the_same_bytes(http, big_group, monkeypatch,
         assert body["meta"]["version"] == streamed.headers["ETag"]
 
 
+def test_a_big_groups_patch_answer_is_streamed_as_the_same_bytes(http, big_group, monkeypatch):
+    """A membership PATCH of a big group answers the group in chunks too, the same bytes."""
+    from scim_core import service
+
+    name, size = big_group
+    user = new_user(http)
+    add = {"op": "add", "path": "members", "value": [{"value": user["id"]}]}
+    streamed = patch(http, name, add)
+    assert streamed.status_code == 200 and "Content-Length" not in streamed.headers
+    monkeypatch.setattr(service, "STREAMED_MEMBERS", size + 10)
+    whole = patch(http, name, add)  # the same again: no change
+    assert whole.status_code == 200 and "Content-Length" in whole.headers
+    assert streamed.get_data() == whole.get_data()
+    assert streamed.headers["ETag"] == whole.headers["ETag"]
+    assert len(json.loads(whole.get_data())["members"]) == size + 1
+    remove = {"op": "remove", "path": f'members[value eq "{user["id"]}"]'}
+    assert patch(http, name, remove).status_code == 200
+
+
 def test_a_big_group_streams_through_the_plain_wsgi_app(big_group, slapd):
     """The plain-WSGI example sends the chunks as they come; the JSON is whole."""
     import hashlib
