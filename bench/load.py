@@ -26,6 +26,7 @@ __all__ = [
     "LUA_SCRIPT",
     "LoadResult",
     "Request",
+    "body_size",
     "call",
     "run_python",
     "run_wrk",
@@ -117,6 +118,18 @@ def call(
     except ValueError:
         decoded = None
     return response.status, decoded, elapsed
+
+
+def body_size(base_url: str, method: str, target: str, body: Any = None, token: str = "") -> int:
+    """The length in bytes of one answer's body, as sent (chunked or not)."""
+    parts = urlsplit(base_url)
+    text = body if isinstance(body, str) or body is None else json.dumps(body)
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60.0)
+    try:
+        connection.request(method, target, body=text, headers=_headers(token, text))
+        return len(connection.getresponse().read())
+    finally:
+        connection.close()
 
 
 def run_wrk(

@@ -210,6 +210,23 @@ def markdown(results: dict[str, Any]) -> str:
             f"{_ms(floor['p50_ms']) if floor else '-'} | "
             f"{_ms(floor['p99_ms']) if floor else '-'} | {_cpu(floor)} | {ratio} |"
         )
+    grown = {k: v for k, v in results["scenarios"].items() if "worker_growth_kib" in v["service"]}
+    if grown:
+        lines += [
+            "",
+            "Group scenarios, one service worker's memory: its peak (VmHWM, reset before the "
+            "scenario) over its resident memory before it, the largest of the workers; and the "
+            "answer's body.",
+            "",
+            "| Scenario | Worker peak growth MB | Worker peak MB | Body bytes |",
+            "|---|---:|---:|---:|",
+        ]
+        for value in grown.values():
+            own = value["service"]
+            lines.append(
+                f"| {value['label']} | {own['worker_growth_kib'] / 1024:.1f} | "
+                f"{own['worker_peak_kib'] / 1024:.0f} | {own['body_bytes']:,} |"
+            )
     export = results.get("export")
     if export:
         lines += [

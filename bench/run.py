@@ -43,7 +43,15 @@ if __package__ in (None, ""):  # run as a script: python bench/run.py
 from bench import profile as profiler
 from bench import report
 from bench.data import Dataset, prepare
-from bench.load import SEQ, LoadResult, call, run_python, run_wrk, write_requests
+from bench.load import (
+    SEQ,
+    LoadResult,
+    body_size,
+    call,
+    run_python,
+    run_wrk,
+    write_requests,
+)
 from bench.scenarios import ORDER, SCIM, Scenario, build
 from bench.servers import (
     ROOT,
@@ -243,6 +251,10 @@ class Runner:
             sides.append(("floor", self.floor, scenario.floor))
         files: dict[str, Path] = {}
         problems: list[str] = []
+        # A group's members are what a worker holds for the length of one answer: its peak
+        # memory (VmHWM, reset first) over its resident memory before the scenario, largest
+        # of the workers, and the size of the answer.
+        memory = self._memory_start() if scenario.key.startswith("group_") else None
         for side, server, requests in sides:
             files[side] = write_requests(self.workdir / f"{scenario.key}.{side}.req", requests)
             problem = self.check(server.base_url, scenario, requests, side == "floor")
@@ -262,6 +274,12 @@ class Runner:
             for side, server, _ in sides:
                 rounds[side].append(self.load(server, files[side], connections, config.duration_s))
         summary = {side: _median(results) for side, results in rounds.items()}
+        if memory is not None:
+            summary["service"].update(self._memory_growth(memory))
+            method, target, body = scenario.requests[0]
+            summary["service"]["body_bytes"] = body_size(
+                self.service.base_url, method, target, body, self.token
+            )
         if problems:
             summary["service"]["errors"] += len(problems)
         floor = summary.get("floor")
@@ -277,6 +295,12 @@ class Runner:
                 else ""
             )
             + (f" | {own['errors']} errors" if own["errors"] else "")
+            + (
+                f" | worker peak +{own['worker_growth_kib'] / 1024:.0f} MB"
+                f" (peak {own['worker_peak_kib'] / 1024:.0f} MB), body {own['body_bytes']:,} B"
+                if "worker_growth_kib" in own
+                else ""
+            )
         )
         return {
             "label": scenario.label,
@@ -291,6 +315,26 @@ class Runner:
             "problems": problems,
             "example": f"{scenario.requests[0][0]} {scenario.requests[0][1]}",
         }
+
+    def _memory_start(self) -> dict[int, int]:
+        """Each service worker's resident memory (KiB), its VmHWM reset to it."""
+        start: dict[int, int] = {}
+        for pid in self.service.workers():
+            reset_peak_rss(pid)
+            rss = vm_kib(pid, "VmRSS")
+            if rss is not None:
+                start[pid] = rss
+        return start
+
+    def _memory_growth(self, start: dict[int, int]) -> dict[str, int]:
+        """The largest growth of a worker's peak memory over ``start`` (KiB), and that peak."""
+        grown = [
+            (high - rss, high)
+            for pid, rss in start.items()
+            if (high := vm_kib(pid, "VmHWM")) is not None
+        ]
+        growth, peak = max(grown, default=(0, 0))
+        return {"worker_growth_kib": max(growth, 0), "worker_peak_kib": peak}
 
     def export(self, count: int) -> dict[str, Any]:
         """Page through every user with one client; peak RSS of the workers meanwhile."""

@@ -74,9 +74,13 @@ class ScimWsgiApp:
             )
         except ScimError as error:
             response = error_response(error)
+        status = f"{response.status} {HTTPStatus(response.status).phrase}"
+        if response.chunks is not None:  # a big group: sent as it is written, no length
+            start_response(status, list(response.headers.items()))
+            return response.chunks
         payload = response.body_bytes()
         headers = [*response.headers.items(), ("Content-Length", str(len(payload)))]
-        start_response(f"{response.status} {HTTPStatus(response.status).phrase}", headers)
+        start_response(status, headers)
         return [payload]
 
     def close(self) -> None:

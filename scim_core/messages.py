@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,14 +38,40 @@ class ScimRequest:
 
 @dataclass(frozen=True)
 class ScimResponse:
-    """The service's answer: a status, an optional JSON body and headers."""
+    """The service's answer: a status, an optional JSON body and headers.
+
+    A big answer (a group of many members) may come as ``chunks`` instead of ``body``: its
+    JSON, already encoded, as an iterable of bytes that can be iterated again. Adapters send
+    it as it is made (:meth:`iter_bytes`); :meth:`body_bytes` joins it. Its status and headers
+    are final: everything that could fail was done before the service returned it.
+
+    :param status: the HTTP status.
+    :param body: the JSON body, or ``None`` (no body, or one given as ``chunks``).
+    :param headers: response headers.
+    :param chunks: the body as UTF-8 JSON in pieces; ``body`` is then ``None``.
+    """
 
     status: int
     body: Mapping[str, Any] | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
+    chunks: Iterable[bytes] | None = None
 
     def body_bytes(self) -> bytes:
         """The body as compact UTF-8 JSON, or ``b""`` when there is none."""
+        if self.chunks is not None:
+            return b"".join(self.chunks)
         if self.body is None:
             return b""
         return json.dumps(self.body, ensure_ascii=False, separators=(",", ":")).encode()
+
+    def iter_bytes(self) -> Iterable[bytes]:
+        """The body as compact UTF-8 JSON in pieces (one piece unless it is ``chunks``)."""
+        if self.chunks is not None:
+            return self.chunks
+        return [self.body_bytes()]
+
+    def json(self) -> Any:
+        """The body decoded (``None`` when there is none), whether ``body`` or ``chunks``."""
+        if self.chunks is not None:
+            return json.loads(self.body_bytes())
+        return self.body

@@ -47,6 +47,7 @@ from scim_core.filter import (
     parse_filter,
 )
 from scim_core.group_patch import MembershipPlan, group_value
+from scim_core.members import STREAMED_MEMBERS, MemberList, StreamedGroup, member_template
 from scim_core.messages import SCIM_MEDIA_TYPE, ScimRequest, ScimResponse
 from scim_core.paging import Window, parse_window
 from scim_core.patch import PatchOperation, apply_patch, checked_operations
@@ -398,6 +399,8 @@ class ScimService:
         projection: Projection | None = None,
     ) -> dict[str, Any]:
         endpoint = _ENDPOINTS[resource_type]
+        if isinstance(resource.get("members"), MemberList):
+            resource = {**resource, "members": list(resource["members"])}
         urns = [schema.id for schema in self.schemas.get(resource_type)]
         rendered: dict[str, Any] = {"schemas": [urns[0]]}
         asked = projection.include if projection is not None else frozenset()
@@ -663,8 +666,41 @@ class ScimService:
 
     def _get_group(self, request: ScimRequest, group_id: str) -> ScimResponse:
         projection = parse_projection(request.query, GROUP_URN)
-        group = self._group_or_404(group_id, projection)
+        return self._group_response(self._group_or_404(group_id, projection), request, projection)
+
+    def _group_response(
+        self, group: Resource, request: ScimRequest, projection: Projection
+    ) -> ScimResponse:
+        """A 200 with the group: in chunks past ``STREAMED_MEMBERS`` members kept as a
+        :class:`~scim_core.members.MemberList`, else whole."""
+        members = group.get("members")
+        if isinstance(members, MemberList) and len(members) > STREAMED_MEMBERS:
+            streamed = self._streamed_group(group, members, request, projection)
+            if streamed is not None:
+                return streamed
         return self._resource_response(200, group, "Group", request, projection)
+
+    def _streamed_group(
+        self,
+        group: Resource,
+        members: MemberList,
+        request: ScimRequest,
+        projection: Projection,
+    ) -> ScimResponse | None:
+        """A 200 whose body is ``chunks`` (:class:`~scim_core.members.StreamedGroup`): the
+        group rendered as usual with its first member only, which shows how every member is
+        written; ``None`` where the rendering is not one that template reproduces."""
+        sample = self._resource_response(
+            200, {**group, "members": members[:1]}, "Group", request, projection
+        )
+        rendered = dict(sample.body or {})
+        shown = rendered.get("members")
+        if not isinstance(shown, list) or len(shown) != 1:
+            return None
+        write = member_template(shown[0], members.pairs[0], request.base_url)
+        if write is None:
+            return None
+        return replace(sample, body=None, chunks=StreamedGroup(rendered, members, write))
 
     def _create_group(self, request: ScimRequest, _: str) -> ScimResponse:
         body = self._object_body(request)
@@ -703,8 +739,7 @@ class ScimService:
                 raise
         if renamed or add or remove:
             self._audit(request, "patch", "Group", group_id, 200)
-        group = self._group_or_404(group_id, projection)
-        return self._resource_response(200, group, "Group", request, projection)
+        return self._group_response(self._group_or_404(group_id, projection), request, projection)
 
     def _update_group(self, group_id: str, plan: MembershipPlan, current: Resource | None) -> bool:
         """Write the group's new displayName (its id stays) and externalId where the backend

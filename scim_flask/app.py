@@ -80,10 +80,15 @@ _HTTP_ERRORS: dict[int, type[ScimError]] = {
 
 
 def _to_flask(response: ScimResponse) -> Response:
-    flask_response = Response(response.body_bytes(), status=response.status)
+    if response.chunks is not None:
+        # Sent as it is made (chunked transfer): the status and headers are final already.
+        flask_response = Response(iter(response.chunks), status=response.status)
+    else:
+        flask_response = Response(response.body_bytes(), status=response.status)
     for name, value in response.headers.items():
         flask_response.headers[name] = value
-    if response.body is not None and "Content-Type" not in flask_response.headers:
+    has_body = response.body is not None or response.chunks is not None
+    if has_body and "Content-Type" not in flask_response.headers:
         flask_response.headers["Content-Type"] = SCIM_MEDIA_TYPE
     return flask_response
 

@@ -559,6 +559,30 @@ def test_a_group_past_the_member_limit_is_too_many(http, other_service):
     assert sorted(m["value"] for m in listed) == sorted(u["id"] for u in users)
 
 
+def test_a_group_streamed_in_chunks_is_the_whole_body_byte_for_byte(http, monkeypatch):
+    """A group's GET in chunks (as past STREAMED_MEMBERS, here from one member) is the same
+    bytes, status and ETag as the whole body, on each directory's ids and member reads."""
+    from scim_core import service
+
+    users = [new_user(http) for _ in range(3)]
+    name = "ds" + uuid.uuid4().hex[:8]
+    body = {"displayName": name, "members": [{"value": u["id"]} for u in users]}
+    created = http("POST", "/Groups", json=body)
+    assert created.status_code == 201, body_of(created)
+    path = "/Groups/" + body_of(created)["id"]
+    for query in ({}, {"attributes": "members.value,members.display"}):
+        monkeypatch.setattr(service, "STREAMED_MEMBERS", 0)
+        streamed = http("GET", path, query_string=query)
+        monkeypatch.setattr(service, "STREAMED_MEMBERS", 1000)
+        whole = http("GET", path, query_string=query)
+        assert streamed.status_code == whole.status_code == 200
+        assert "Content-Length" not in streamed.headers and "Content-Length" in whole.headers
+        assert streamed.get_data() == whole.get_data()
+        assert streamed.headers.get("ETag") == whole.headers.get("ETag")
+        shown = body_of(streamed)["members"]
+        assert sorted(m["value"] for m in shown) == sorted(u["id"] for u in users)
+
+
 def test_a_write_names_the_manager_without_a_search_after_it(
     http, directory, directory_backend, monkeypatch
 ):

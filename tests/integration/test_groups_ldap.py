@@ -233,3 +233,89 @@ def test_member_display_is_returned_only_when_asked_for(http):
     members = next(a for a in schema["attributes"] if a["name"] == "members")
     display = next(s for s in members["subAttributes"] if s["name"] == "display")
     assert display["returned"] == "request"
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        {},
+        {"attributes": "members.value,members.display"},
+        {"attributes": "members"},
+        {"attributes": "displayName,members.display"},
+        {"excludedAttributes": "members.type"},
+        {"excludedAttributes": "meta"},
+    ],
+)
+def test_a_big_group_is_streamed_as_the_same_bytes(http, big_group, monkeypatch, query):
+    """Past STREAMED_MEMBERS a group's GET is sent in chunks (no Content-Length): the body is
+    byte for byte what the whole-body path gives, with the same status, ETag and headers,
+    whatever the projection."""
+    from scim_core import service
+
+    name, size = big_group
+    streamed = http("GET", "/Groups/" + name, query_string=query)
+    assert streamed.status_code == 200 and "Content-Length" not in streamed.headers
+    monkeypatch.setattr(service, "STREAMED_MEMBERS", size + 1)
+    whole = http("GET", "/Groups/" + name, query_string=query)
+    assert whole.status_code == 200 and "Content-Length" in whole.headers
+    assert streamed.get_data() == whole.get_data()
+    assert streamed.headers["ETag"] == whole.headers["ETag"]
+    assert streamed.headers["Content-Type"] == whole.headers["Content-Type"]
+    body = json.loads(streamed.get_data())
+    assert len(body["members"]) == size
+    if "attributes" not in query:
+        assert body["meta"]["version"] == streamed.headers["ETag"]
+
+
+def test_a_big_groups_patch_answer_is_streamed_as_the_same_bytes(http, big_group, monkeypatch):
+    """A membership PATCH of a big group answers the group in chunks too, the same bytes."""
+    from scim_core import service
+
+    name, size = big_group
+    user = new_user(http)
+    add = {"op": "add", "path": "members", "value": [{"value": user["id"]}]}
+    streamed = patch(http, name, add)
+    assert streamed.status_code == 200 and "Content-Length" not in streamed.headers
+    monkeypatch.setattr(service, "STREAMED_MEMBERS", size + 10)
+    whole = patch(http, name, add)  # the same again: no change
+    assert whole.status_code == 200 and "Content-Length" in whole.headers
+    assert streamed.get_data() == whole.get_data()
+    assert streamed.headers["ETag"] == whole.headers["ETag"]
+    assert len(json.loads(whole.get_data())["members"]) == size + 1
+    remove = {"op": "remove", "path": f'members[value eq "{user["id"]}"]'}
+    assert patch(http, name, remove).status_code == 200
+
+
+def test_a_big_group_streams_through_the_plain_wsgi_app(big_group, slapd):
+    """The plain-WSGI example sends the chunks as they come; the JSON is whole."""
+    import hashlib
+    import sys
+    from pathlib import Path
+
+    from scim_http import settings_for
+    from werkzeug.test import Client
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
+    try:
+        from plain_wsgi import ScimWsgiApp
+    finally:
+        sys.path.pop(0)
+    from scim_core import ScimService
+    from scim_core.auth import parse_tokens
+    from scim_core.backends.ldap import LdapBackend
+
+    name, size = big_group
+    backend = LdapBackend(settings_for(slapd))
+    try:
+        token = "plain-wsgi-token"
+        digest = hashlib.sha256(token.encode()).hexdigest()
+        app = ScimWsgiApp(ScimService(backend), parse_tokens(digest))
+        response = Client(app).get(
+            "/scim/v2/Groups/" + name,
+            headers={"Authorization": f"Bearer {token}", "Host": "localhost"},
+        )
+        assert response.status_code == 200
+        assert "Content-Length" not in response.headers
+        assert len(json.loads(response.get_data())["members"]) == size
+    finally:
+        backend.close()

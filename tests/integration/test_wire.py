@@ -151,6 +151,35 @@ def test_answers_are_ldap3s(slapd: SlapdInstance, people: list[str]) -> None:
         reference.unbind()
 
 
+def test_a_kept_answer_is_what_keep_made_of_each_entry_on_both_paths(
+    slapd: SlapdInstance, people: list[str]
+) -> None:
+    """``keep`` turns each entry into what the caller keeps (a big group's members as
+    pairs), as it arrives on the fast path and after ldap3's whole answer without it; the
+    connection is left holding neither."""
+    fast, plain = connect(slapd), connect(slapd)
+    plain.scim_fast_path = False  # as ConnectionFactory marks SCIM_LDAP_FAST_PATH=off
+    text = f"(&(objectClass=inetOrgPerson)(uid={PREFIX}-*))"
+    try:
+        whole, _ = wire.search(fast, slapd.users_base, text, LEVEL, ["uid", "cn"])
+        expected = sorted((e["attributes"]["uid"][0], e["attributes"]["cn"][0]) for e in whole)
+        assert len(expected) == 60
+        for connection in (fast, plain):
+            kept, result = wire.search(
+                connection,
+                slapd.users_base,
+                text,
+                LEVEL,
+                ["uid", "cn"],
+                keep=lambda e: (e["attributes"]["uid"][0], e["attributes"]["cn"][0]),
+            )
+            assert sorted(kept) == expected and result["result"] == 0
+            assert connection.response is None
+    finally:
+        fast.unbind()
+        plain.unbind()
+
+
 def test_sorted_windows_and_their_controls_are_ldap3s(
     slapd: SlapdInstance, people: list[str]
 ) -> None:

@@ -28,6 +28,7 @@ from scim_core.backends.ldap.results import NO_SUCH_OBJECT, OTHER, scim_error
 from scim_core.backends.ldap.settings import LdapSettings
 from scim_core.backends.ldap.sitemap import default_mapping
 from scim_core.backends.ldap.values import dn_key, first
+from scim_core.backends.ldap.wire import Keep
 from scim_core.errors import InvalidValue, ScimError
 from scim_core.normalize import Normalizer, normalize_username
 
@@ -180,9 +181,11 @@ class Directory:
         scope: str = LEVEL,
         controls: Sequence[Any] | None = None,
         size_limit: int = 0,
-    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        keep: Keep | None = None,
+    ) -> tuple[list[Any], dict[str, Any]]:
+        """One search; ``keep`` makes what is kept of each entry as it arrives."""
 
-        def operation(connection: Connection) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        def operation(connection: Connection) -> tuple[list[Any], dict[str, Any]]:
             try:
                 # Encoded and decoded without pyasn1 (see wire.py).
                 return operations.search(
@@ -194,6 +197,7 @@ class Directory:
                     controls,
                     self.binary,
                     size_limit,
+                    keep,
                 )
             except LDAPOperationResult as error:
                 # No such base: nothing matches.
@@ -215,16 +219,17 @@ class Directory:
         *,
         first_match: bool = False,
         size_limit: int = 0,
-    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        keep: Keep | None = None,
+    ) -> tuple[list[Any], dict[str, Any]]:
         """One search per base, the entries concatenated (the bases never overlap, so no entry
         comes twice); ``first_match`` stops at the first base that has any, for a lookup by a
         value only one entry holds; ``size_limit`` (0: none) bounds the entries in all."""
-        found: list[dict[str, Any]] = []
+        found: list[Any] = []
         result: dict[str, Any] = {}
         for base in bases:
             left = size_limit - len(found) if size_limit else 0
             entries, result = self._search(
-                base, search_filter, attributes, scope=scope, size_limit=left
+                base, search_filter, attributes, scope=scope, size_limit=left, keep=keep
             )
             found += entries
             if (first_match and found) or (size_limit and len(found) >= size_limit):
@@ -238,7 +243,8 @@ class Directory:
         *,
         first_match: bool = False,
         size_limit: int = 0,
-    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        keep: Keep | None = None,
+    ) -> tuple[list[Any], dict[str, Any]]:
         """A search where users live: under each users base, in the configured scope."""
         return self._search_bases(
             self.settings.users_bases,
@@ -247,6 +253,7 @@ class Directory:
             attributes,
             first_match=first_match,
             size_limit=size_limit,
+            keep=keep,
         )
 
     def _search_groups(

@@ -69,7 +69,7 @@ class Groups(Listing, Memberships):
     def _to_group(
         self,
         entry: dict[str, Any],
-        members: list[dict[str, str]] | None,
+        members: Sequence[dict[str, str]] | None,
         ids: Mapping[str, str] | None = None,
     ) -> Resource:
         attributes = entry["attributes"]
@@ -109,7 +109,7 @@ class Groups(Listing, Memberships):
         if not entries:
             return None
         entry = entries[0]
-        member_list = self._members_of([entry["dn"]])[entry["dn"].lower()] if members else None
+        member_list = self._member_list(entry["dn"]) if members else None
         return self._to_group(entry, member_list, self._group_named_ids([entry]))
 
     def find_groups(self, query: Query) -> Page:

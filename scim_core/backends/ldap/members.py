@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from ldap3 import BASE, MODIFY_ADD, MODIFY_DELETE
 from ldap3.core.exceptions import LDAPOperationResult
@@ -21,7 +22,9 @@ from scim_core.backends.ldap.results import (
     scim_error,
 )
 from scim_core.backends.ldap.values import dn_key, first
+from scim_core.backends.ldap.wire import Keep
 from scim_core.errors import DirectoryUnavailable, TooMany
+from scim_core.members import MemberList
 
 __all__ = ["Memberships"]
 
@@ -38,6 +41,54 @@ class Memberships(Directory):
         )
         return [e["dn"] for e in entries]
 
+    def _member_search(
+        self, group_dns: Sequence[str], attributes: Sequence[str], keep: Keep | None = None
+    ) -> list[Any]:
+        """The users who are members of any of ``group_dns``, in one search through memberOf,
+        each as ``keep`` makes it.
+
+        :raises TooMany: for more than ``SCIM_LDAP_MAX_MEMBERS`` users in all (the server stops
+            sending at one more).
+        """
+        member_of = self.profile.member_of
+        parts = "".join(f"({member_of}={filter_value(dn)})" for dn in group_dns)
+        limit = self.settings.max_members
+        entries, _ = self._search_users(
+            f"(&{self.profile.user_filter}(|{parts}))",
+            attributes,
+            size_limit=limit + 1,
+            keep=keep,
+        )
+        if len(entries) > limit:
+            # Refused before the worker holds them all: past the timeouts and its memory.
+            raise TooMany(
+                f"More than {limit} members to list; read the group with "
+                "excludedAttributes=members (members change by PATCH, one by one)."
+            )
+        return entries
+
+    def _member_list(self, group_dn: str) -> MemberList:
+        """One group's user members, as (userName, id) pairs kept as each entry arrives.
+
+        Every entry found is a member: memberOf (all of a user's groups) would only cost
+        transfer and decoding, so it is not read. 100,000 members take about 20 MB.
+        """
+        id_attribute = self.profile.id_attribute
+        format_id = self.profile.format_id
+        # The userName as kept, else the lookup attribute's (as UserMapping.user_name reads it).
+        # Entries come keyed by the names asked for (ldap3's dict ignores case): no search.
+        kept, lookup = self.users.user_name_attribute, self.profile.user_name_attribute
+
+        def keep(entry: dict[str, Any]) -> tuple[str, str]:
+            values = entry["attributes"]
+            name = _one(values.get(kept)) if kept else None
+            if name is None:
+                name = _one(values.get(lookup))
+            return str(name), format_id(_one(values.get(id_attribute)))
+
+        attributes = [id_attribute, *self.users.user_name_attributes]
+        return MemberList(self._member_search([group_dn], attributes, keep))
+
     def _members_of(self, group_dns: Sequence[str]) -> dict[str, list[dict[str, str]]]:
         """group DN (lower case) -> its user members, in one search through memberOf.
 
@@ -48,7 +99,6 @@ class Memberships(Directory):
         if not group_dns:
             return result
         member_of = self.profile.member_of
-        parts = "".join(f"({member_of}={filter_value(dn)})" for dn in group_dns)
         several = len(group_dns) > 1
         # For one group every entry found is its member: memberOf (all of a user's groups)
         # would only cost transfer and decoding, so it is read only to sort out several.
@@ -57,17 +107,7 @@ class Memberships(Directory):
             *self.users.user_name_attributes,
             *([member_of] if several else []),
         ]
-        limit = self.settings.max_members
-        entries, _ = self._search_users(
-            f"(&{self.profile.user_filter}(|{parts}))", attributes, size_limit=limit + 1
-        )
-        if len(entries) > limit:
-            # Refused before the worker holds them all: past the timeouts and its memory.
-            raise TooMany(
-                f"More than {limit} members to list; read the group with "
-                "excludedAttributes=members (members change by PATCH, one by one)."
-            )
-        for entry in entries:
+        for entry in self._member_search(group_dns, attributes):
             values = entry["attributes"]
             member = {
                 "value": self.profile.format_id(first(values, self.profile.id_attribute)),
@@ -159,3 +199,10 @@ class Memberships(Directory):
     def _modify_members(self, group_dn: str, changes: list[Change]) -> None:
         """One modify of the member attribute; LDAP refusals propagate to the caller."""
         self.connections.run(lambda c: operations.modify(c, group_dn, {"member": changes}))
+
+
+def _one(values: Any) -> Any:
+    """The first value of a value list as a search returns it, or ``None``."""
+    if isinstance(values, (list, tuple)):
+        return values[0] if values else None
+    return values

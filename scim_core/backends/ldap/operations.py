@@ -47,6 +47,7 @@ def search(
     controls: Sequence[Control] | None = None,
     binary: frozenset[str] = frozenset(),
     size_limit: int = 0,
+    keep: wire.Keep | None = None,
 ) -> wire.Response:
     """:func:`wire.search`, observed. In a dry run an entry this request planned answers as
     planned: a base search for its DN gets it, another search that finds it gets it as
@@ -58,10 +59,20 @@ def search(
             if entry is None:
                 return [], {"result": 0, "description": "success"}
             shown = _shown(entry, attributes)
-            return [{"type": "searchResEntry", "dn": base, "attributes": shown}], {"result": 0}
+            found = {"type": "searchResEntry", "dn": base, "attributes": shown}
+            return [keep(found) if keep else found], {"result": 0}
     with directory_operation("search", _outcome):
+        # A plan needs each entry's DN: it keeps what it needs after planning.
         entries, result = wire.search(
-            connection, base, search_filter, scope, attributes, controls, binary, size_limit
+            connection,
+            base,
+            search_filter,
+            scope,
+            attributes,
+            controls,
+            binary,
+            size_limit,
+            keep if plan is None else None,
         )
     if plan is not None:
         answered = []
@@ -71,13 +82,16 @@ def search(
                 answered.append(found)
             elif entry is not None:
                 answered.append({**found, "attributes": _shown(entry, attributes)})
-        entries = answered
+        entries = [keep(e) for e in answered] if keep else answered
     return entries, result
 
 
 def _shown(entry: Mapping[str, Any], attributes: Sequence[str]) -> dict[str, Any]:
-    wanted = {a.lower() for a in attributes}
-    return {k: v for k, v in entry.items() if "*" in wanted or k.lower() in wanted}
+    """The planned entry's attributes asked for, keyed as the request spelled them (as
+    :func:`wire.search` keys an answer)."""
+    wanted = {a.lower(): a for a in attributes}
+    every = "*" in wanted
+    return {wanted.get(k.lower(), k): v for k, v in entry.items() if every or k.lower() in wanted}
 
 
 def modify(

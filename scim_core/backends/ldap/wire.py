@@ -85,11 +85,15 @@ from scim_core.backends.ldap.encoding import (
 )
 from scim_core.backends.ldap.exchange import conclude, dropped, exchange
 
-__all__ = ["Control", "Entry", "Response", "add", "modify", "search"]
+__all__ = ["Control", "Entry", "Keep", "Response", "add", "modify", "search"]
 
 
-Response = tuple[list[Entry], dict[str, Any]]
-"""(entries, result): the searchResEntry dicts and the searchResDone result dict."""
+Response = tuple[list[Any], dict[str, Any]]
+"""(entries, result): the searchResEntry dicts (or what ``keep`` made of each) and the
+searchResDone result dict."""
+
+Keep = Callable[[Entry], Any]
+"""What a search keeps of each entry it decodes."""
 
 # ================================================================ the operation
 
@@ -119,6 +123,7 @@ def _ldap3_search(
     controls: Sequence[Control] | None,
     binary: frozenset[str] = frozenset(),
     size_limit: int = 0,
+    keep: Keep | None = None,
 ) -> Response:
     connection.search(
         base,
@@ -134,6 +139,11 @@ def _ldap3_search(
         for name, values in (entry.get("raw_attributes") or {}).items():
             if name.lower() in binary:
                 entry["attributes"][name] = list(values)
+    if keep is not None:
+        # ldap3 has built its whole response already: kept smaller, not read smaller (and
+        # not left on the connection until its next operation).
+        entries = [keep(e) for e in entries]
+        connection.response = None
     return entries, dict(connection.result or {})
 
 
@@ -146,6 +156,7 @@ def search(
     controls: Sequence[Control] | None = None,
     binary: frozenset[str] = frozenset(),
     size_limit: int = 0,
+    keep: Keep | None = None,
 ) -> Response:
     """One search: entries and the searchResDone result (with its ``controls``, if any).
 
@@ -159,13 +170,17 @@ def search(
     :param binary: lower-case attribute names whose values are octets (AD's objectGUID).
     :param size_limit: at most this many entries (RFC 4511 §4.5.1.4; 0: the server's limit);
         more end the search with sizeLimitExceeded, which does not raise.
+    :param keep: what to keep of each entry, called as each arrives (the entry's dict is
+        dropped at once): a big answer is held in the caller's compact form, never whole;
+        ``connection.response`` is then left ``None`` (the caller holds what was kept).
     """
     if not _eligible(connection):
         return _ldap3_search(
-            connection, base, search_filter, scope, attributes, controls, binary, size_limit
+            connection, base, search_filter, scope, attributes, controls, binary, size_limit, keep
         )
     names = {a.lower(): a for a in attributes}
-    entries: list[Entry] = []
+    entries: list[Any] = []
+    add = entries.append if keep is None else lambda entry: entries.append(keep(entry))
     result: dict[str, Any] | None = None
     ranged = False
     with connection.connection_lock:
@@ -195,7 +210,7 @@ def search(
                 for tag, data, start, end in exchange(connection, message_id, payload, request):
                     if tag == SEARCH_ENTRY and not ranged:
                         try:
-                            entries.append(parse_entry(data, start, end, names, binary))
+                            add(parse_entry(data, start, end, names, binary))
                         except RangedAnswer:
                             ranged = True  # the rest is read (the stream stays in step)
                     elif tag == SEARCH_DONE:
@@ -207,9 +222,9 @@ def search(
         # (or raises its own error). Active Directory's part of a long value list (ranged):
         # ldap3 fetches the rest.
         return _ldap3_search(
-            connection, base, search_filter, scope, attributes, controls, binary, size_limit
+            connection, base, search_filter, scope, attributes, controls, binary, size_limit, keep
         )
-    connection.response = entries
+    connection.response = entries if keep is None else None
     conclude(connection, result)
     return entries, result
 
