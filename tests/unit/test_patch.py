@@ -800,3 +800,14 @@ def test_a_value_path_that_matches_nothing_creates_its_equalities(path, created)
     patched, changed = apply_patch(USER, [{"op": "add", "path": path, "value": "b@home.example"}])
     assert changed
     assert patched["emails"] == [*USER["emails"], {**created, "value": "b@home.example"}]
+
+
+def test_elements_without_a_value_are_the_same_when_equal() -> None:
+    typed, changed = apply_patch(
+        USER, [{"op": "add", "path": "emails", "value": [{"type": "home"}]}]
+    )
+    again, changed_again = apply_patch(
+        typed, [{"op": "add", "path": "emails", "value": [{"type": "home"}, {"type": "HOME"}]}]
+    )
+    assert changed and changed_again
+    assert again["emails"][1:] == [{"type": "home"}, {"type": "HOME"}]
