@@ -155,8 +155,10 @@ def _message_only(functions: dict[str, list[str]], mutant: str, orig: str) -> bo
     return True
 
 
-def _run_mutmut(modules: list[str], jobs: int, log: Path) -> None:
-    names = [f"{_dotted(m)}.x*" for m in modules]
+def _run_mutmut(modules: list[str], jobs: int, log: Path, only: list[str] | None = None) -> None:
+    names = (
+        [f"{name}__mutmut_*" for name in only] if only else [f"{_dotted(m)}.x*" for m in modules]
+    )
     mutmut = str(Path(sys.executable).parent / "mutmut")
     command = [mutmut, "run", "--max-children", str(jobs), *names]
     log.parent.mkdir(exist_ok=True)
@@ -219,7 +221,10 @@ def _reach(jobs: int) -> dict[str, set[str]]:
     return reached
 
 
-def score(modules: list[str], jobs: int) -> list[Module]:
+def score(modules: list[str], jobs: int, recorded: set[str] | None = None) -> list[Module]:
+    """Count the last run. With ``recorded`` (a change's run: only the touched functions were
+    mutated), a mutant mutmut did not run keeps its verdict from the table: survived if
+    ``recorded`` names it, else killed."""
     stats_file = MUTANTS / "mutmut-stats.json"
     stats = json.loads(stats_file.read_text())["tests_by_mangled_function_name"]
     results = []
@@ -236,6 +241,11 @@ def score(modules: list[str], jobs: int) -> list[Module]:
                 module.message += 1
             elif code in KILLED:
                 module.killed += 1
+            elif code is None and recorded is not None:
+                if mutant in recorded:
+                    module.survivors.append(mutant)
+                else:
+                    module.killed += 1
             else:
                 to_recheck.append((module, mutant))
         results.append(module)
@@ -258,6 +268,11 @@ def score(modules: list[str], jobs: int) -> list[Module]:
         else:
             module.survivors.append(mutant)
     return results
+
+
+def survivors(text: str) -> set[str]:
+    """The survivors listed in a table written by :func:`main`."""
+    return set(re.findall(r"^- `([^`]+)`", text, flags=re.MULTILINE))
 
 
 def floors(text: str) -> dict[str, float]:
@@ -311,6 +326,41 @@ def changed(rev: str, configured: list[str]) -> list[str]:
     return [m for m in configured if m in names]
 
 
+_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
+
+
+def touched(rev: str, module: str) -> list[str] | None:
+    """mutmut's names of the functions and methods of ``module`` that ``git diff REV`` touches,
+    or None when it touches module-level code (or the module is new): then all of it."""
+    if not _git("ls-tree", "--name-only", rev, "--", module).strip():
+        return None
+    lines: set[int] = set()
+    for start, count in _HUNK.findall(_git("diff", "-U0", "--no-renames", rev, "--", module)):
+        first = int(start)
+        lines.update(range(first, first + max(int(count or "1"), 1)))
+    tree = ast.parse((ROOT / module).read_text(encoding="utf-8"))
+    spans: list[tuple[int, int, str]] = []
+    for node in tree.body:
+        defs = [(node, None)] if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) else []
+        if isinstance(node, ast.ClassDef):
+            defs = [
+                (item, node.name)
+                for item in node.body
+                if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef)
+            ]
+        for item, owner in defs:
+            first = min([item.lineno, *(d.lineno for d in item.decorator_list)])
+            name = f"x\u01c1{owner}\u01c1{item.name}" if owner else f"x_{item.name}"
+            spans.append((first, item.end_lineno or item.lineno, f"{_dotted(module)}.{name}"))
+    names = set()
+    for line in lines:
+        inside = [name for first, last, name in spans if first <= line <= last]
+        if not inside:
+            return None
+        names.update(inside)
+    return sorted(names)
+
+
 def check_changed(rev: str, jobs: int) -> int:
     """Mutate the configured modules changed since ``rev`` in a scratch copy of the tree."""
     started = time.monotonic()
@@ -320,7 +370,12 @@ def check_changed(rev: str, jobs: int) -> int:
     if not modules:
         print(f"mutation: no module configured for mutation changed since {rev} ({commit}).")
         return 0
-    print(f"mutation: changed since {rev} ({commit}): {', '.join(modules)}", flush=True)
+    only: list[str] = []
+    for module in modules:
+        names = touched(rev, module)
+        only += names if names is not None else [f"{_dotted(module)}.x*"]
+        what = "module-level code" if names is None else f"{len(names)} function(s)"
+        print(f"mutation: {module} changed since {rev} ({commit}): {what}", flush=True)
     files = _git("ls-files", "-z", "--cached", "--others", "--exclude-standard").split("\0")
     with tempfile.TemporaryDirectory(prefix="mutation-") as scratch:
         for name in files:
@@ -331,7 +386,9 @@ def check_changed(rev: str, jobs: int) -> int:
                 shutil.copy2(source, target)
         command = [sys.executable, "-m", "bench.mutation", "--jobs", str(jobs)]
         status = subprocess.run(
-            [*command, "--floors", str(TABLE), *modules], cwd=scratch, check=False
+            [*command, "--floors", str(TABLE), "--only", *only, "--", *modules],
+            cwd=scratch,
+            check=False,
         ).returncode
     print(f"mutation: {len(modules)} module(s) in {time.monotonic() - started:.0f} s.")
     return status
@@ -352,6 +409,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--changed", metavar="REV", help="only the configured modules changed since REV"
     )
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        metavar="NAME",
+        help="mutate only these functions (mutmut names); the rest keep the --floors verdicts",
+    )
     args = parser.parse_args(argv)
     if args.changed:
         return check_changed(args.changed, args.jobs)
@@ -362,9 +425,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"not in setup.cfg [mutmut] only_mutate: {', '.join(unknown)}")
     started = time.monotonic()
     if not args.rescore:
-        _run_mutmut(modules, args.jobs, MUTANTS / "run.log")
-    results = score(modules, args.jobs)
-    previous = floors(args.floors.read_text(encoding="utf-8")) if args.floors.exists() else {}
+        _run_mutmut(modules, args.jobs, MUTANTS / "run.log", args.only)
+    recorded = args.floors.read_text(encoding="utf-8") if args.floors.exists() else ""
+    results = score(modules, args.jobs, survivors(recorded) if args.only else None)
+    previous = floors(recorded)
     set_floors(results, previous)
     minutes = (time.monotonic() - started) / 60
     command = "python -m bench.mutation " + " ".join([f"--jobs {args.jobs}", *(args.modules or [])])
@@ -383,10 +447,10 @@ def main(argv: list[str] | None = None) -> int:
         "",
         table(results),
     ]
-    survivors = [(s, s in m.unreached) for m in results for s in m.survivors]
-    if survivors:
+    listed = [(s, s in m.unreached) for m in results for s in m.survivors]
+    if listed:
         report += ["", "Survivors (`mutmut show NAME`; *unreached*: no test file reaches it):", ""]
-        report += [f"- `{s}`" + (" *unreached*" if far else "") for s, far in survivors]
+        report += [f"- `{s}`" + (" *unreached*" if far else "") for s, far in listed]
     text = "\n".join(report) + "\n"
     print(text)
     if args.output:
