@@ -30,9 +30,11 @@ Usage::
 
 ``--changed REV`` (``tox -e mutation``, in ``make test``) takes the configured modules that
 ``git diff REV`` names (REV against the working tree: on a clean checkout exactly the commits
-after REV), mutates them in a scratch copy of the tree (``mutants/`` is left alone) and checks
-each against the floor ``bench/results/mutation.md`` records; when none changed it says so and
-exits 0.
+after REV) and mutates, in a scratch copy of the tree (``mutants/`` is left alone), the
+functions and methods the diff touches, or the whole module when it touches module-level code;
+the module's other mutants keep the verdicts ``bench/results/mutation.md`` records (survived if
+listed there, else killed), and each module is held to the floor recorded there. When no
+configured module changed it says so and exits 0.
 """
 
 from __future__ import annotations
