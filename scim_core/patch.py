@@ -500,29 +500,25 @@ def _store(holder: Resource, target: _Target, items: list[Element]) -> None:
     holder[name] = items if target.ref.parent.multi_valued else (items[-1] if items else None)
 
 
-def _write_selected(op: str) -> Handler:
+def _write_selected(op: str, holder: Resource, target: _Target, value: Any) -> list[Element]:
     """Add/replace on selected elements: matched ones updated, else one created (§3.5.2.3)."""
-
-    def handler(holder: Resource, target: _Target, value: Any) -> list[Element]:
-        items, sub, parent = _elements(holder, target), target.ref.sub_attribute, target.ref.parent
-        chosen = (target.select or _all)(items)
-        if not chosen:
-            if value is None:
-                return []
-            created = {**target.template, **({sub: value} if sub is not None else value)}
-            _store(holder, target, [*items, created])
-            return [created]
-        for i in chosen:
-            if sub is not None:
-                items[i] = {**items[i], sub: value}
-            elif op == "add":
-                items[i] = {**items[i], **(value or {})}
-            else:
-                items[i] = _with_derived(parent, {**target.template, **(value or {})}, items[i])
-        _store(holder, target, items)
-        return [items[i] for i in chosen]
-
-    return handler
+    items, sub, parent = _elements(holder, target), target.ref.sub_attribute, target.ref.parent
+    chosen = (target.select or _all)(items)
+    if not chosen:
+        if value is None:
+            return []
+        created = {**target.template, **({sub: value} if sub is not None else value)}
+        _store(holder, target, [*items, created])
+        return [created]
+    for i in chosen:
+        if sub is not None:
+            items[i] = {**items[i], sub: value}
+        elif op == "add":
+            items[i] = {**items[i], **(value or {})}
+        else:
+            items[i] = _with_derived(parent, {**target.template, **(value or {})}, items[i])
+    _store(holder, target, items)
+    return [items[i] for i in chosen]
 
 
 def _remove_selected(holder: Resource, target: _Target, value: Any) -> list[Element]:
@@ -550,8 +546,8 @@ _HANDLERS: Mapping[tuple[str, str], Handler] = {
     ("add", "multi"): _union,
     ("replace", "multi"): _replace_all,
     ("remove", "multi"): _subtract,
-    ("add", "elements"): _write_selected("add"),
-    ("replace", "elements"): _write_selected("replace"),
+    ("add", "elements"): functools.partial(_write_selected, "add"),
+    ("replace", "elements"): functools.partial(_write_selected, "replace"),
     ("remove", "elements"): _remove_selected,
 }
 

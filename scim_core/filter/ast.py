@@ -71,8 +71,8 @@ def _json(value: Value) -> str:
         # RFC 7159 has no infinities; a number too large for a float parses to one.
         if math.isnan(value):
             raise ValueError("NaN has no SCIM filter representation")
-        return "1e999" if value > 0 else "-1e999"
-    return json.dumps(value, ensure_ascii=False)
+        return repr(value).replace("inf", "1e999")  # "inf" or "-inf"
+    return json.dumps(value, ensure_ascii=False)  # pragma: no mutate - None is as false as False
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,11 +232,12 @@ def _attr_path(text: str) -> AttrPath:
 def _value(text: str) -> Value:
     first = text[0]
     if first == '"':
-        return json.loads(text) if "\\" in text else text[1:-1]
+        return json.loads(text)  # type: ignore[no-any-return]
     if first == "-" or first.isdigit():
-        if "." in text or "e" in text or "E" in text:
+        try:
+            return int(text)
+        except ValueError:  # a fraction or an exponent
             return float(text)
-        return int(text)
     return _LITERALS[text.lower()]
 
 

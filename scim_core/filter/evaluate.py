@@ -45,6 +45,11 @@ CASE_EXACT: frozenset[str] = frozenset({"id", "externalid"})
 """Lowercased dotted names of the ``caseExact`` attributes of RFC 7643 §3.1."""
 
 _ALIASES: dict[str, AttrPath] = {"email": AttrPath("emails", "value")}
+# The sub-attribute a complex value is compared through (RFC 7643 §2.4).
+_VALUE = "value"
+# Where a path is looked up: None for the resource, or one element of a multi-valued attribute
+# inside a value filter with that attribute's lowercased key and a dot.
+Scope = tuple[Mapping[str, Any], str] | None
 
 _ORDER: dict[str, Callable[[Any, Any], bool]] = {
     "eq": operator.eq,
@@ -79,7 +84,7 @@ def evaluate(
         exact: Callable[[str], bool] = frozenset(k.lower() for k in case_exact).__contains__
     else:
         exact = case_exact
-    return _Evaluator(resource, exact).test(ast, resource, "")
+    return _Evaluator(resource, exact).test(ast, None)
 
 
 class _Evaluator:
@@ -87,28 +92,24 @@ class _Evaluator:
         self.resource = resource
         self.exact = exact
 
-    def test(self, node: Filter, container: Mapping[str, Any], prefix: str) -> bool:
-        # ``container`` is the resource, or one value of a multi-valued attribute inside a value
-        # filter; ``prefix`` is then that attribute's key and a dot.
+    def test(self, node: Filter, scope: Scope) -> bool:
         if isinstance(node, And | Or):
             operands = _chain(node)
             if isinstance(node, And):
-                return all(self.test(o, container, prefix) for o in operands)
-            return any(self.test(o, container, prefix) for o in operands)
+                return all(self.test(o, scope) for o in operands)
+            return any(self.test(o, scope) for o in operands)
         if isinstance(node, Not):
-            return not self.test(node.inner, container, prefix)
+            return not self.test(node.inner, scope)
         if isinstance(node, ValueFilter):
-            key = prefix + node.path.key() + "."
-            return any(
-                self.test(node.filter, element, key)
-                for element in self._elements(container, node.path, prefix)
-            )
+            # A value filter holds no value path (the grammar): it is always on the resource.
+            key = node.path.key() + "."
+            return any(self.test(node.filter, (element, key)) for element in self._elements(node))
         if isinstance(node, Present):
-            return any(_non_empty(v) for v in self._nodes(container, node.path, prefix)[1])
-        return self._compare(node, container, prefix)
+            return any(_non_empty(v) for v in self._nodes(node.path, scope)[1])
+        return self._compare(node, scope)
 
-    def _compare(self, node: Compare, container: Mapping[str, Any], prefix: str) -> bool:
-        key, nodes = self._nodes(container, node.path, prefix)
+    def _compare(self, node: Compare, scope: Scope) -> bool:
+        key, nodes = self._nodes(node.path, scope)
         if node.value is None:
             # eq null: unassigned; ne null: assigned (RFC 7643 §2.5).
             present = any(_non_empty(v) for v in nodes)
@@ -118,25 +119,25 @@ class _Evaluator:
         for node_value in nodes:
             if isinstance(node_value, Mapping):
                 # A complex value compared as a whole: its "value" sub-attribute (RFC 7643 §2.4).
-                inner_exact = self.exact(key + ".value")
-                pairs.extend((v, inner_exact) for v in _as_list(_get(node_value, "value")))
+                inner_exact = self.exact(f"{key}.{_VALUE}")
+                pairs.extend((v, inner_exact) for v in _as_list(_get(node_value, _VALUE)))
             else:
                 pairs.append((node_value, exact))
         if node.op == "ne":
             return not any(_matches("eq", v, node.value, e) for v, e in pairs)
         return any(_matches(node.op, v, node.value, e) for v, e in pairs)
 
-    def _nodes(
-        self, container: Mapping[str, Any], path: AttrPath, prefix: str
-    ) -> tuple[str, list[Any]]:
+    def _nodes(self, path: AttrPath, scope: Scope) -> tuple[str, list[Any]]:
         # The values ``path`` names, multi-valued attributes flattened, with the lowercased key
         # used for caseExact decisions.
-        if not prefix:
+        if scope is None:
             alias = _ALIASES.get(path.key())
-            if alias is not None and _get(container, path.attr) is None:
+            if alias is not None and _get(self.resource, path.attr) is None:
                 path = alias
-            container = self._schema_container(path.schema)
-        key = prefix + path.key()
+            container, key = self._schema_container(path.schema), path.key()
+        else:
+            container, prefix = scope
+            key = prefix + path.key()
         found = _as_list(_get(container, path.attr))
         if path.sub_attr is None:
             return key, found
@@ -146,12 +147,10 @@ class _Evaluator:
                 values.extend(_as_list(_get(item, path.sub_attr)))
         return key, values
 
-    def _elements(
-        self, container: Mapping[str, Any], path: AttrPath, prefix: str
-    ) -> list[Mapping[str, Any]]:
-        nodes = self._nodes(container, path, prefix)[1]
+    def _elements(self, node: ValueFilter) -> list[Mapping[str, Any]]:
+        nodes = self._nodes(node.path, None)[1]
         # A simple multi-valued attribute's values act as {"value": v} in a value filter.
-        return [n if isinstance(n, Mapping) else {"value": n} for n in nodes]
+        return [n if isinstance(n, Mapping) else {_VALUE: n} for n in nodes]
 
     def _schema_container(self, schema: str | None) -> Mapping[str, Any]:
         resource = self.resource

@@ -17,11 +17,10 @@ from __future__ import annotations
 import functools
 import importlib.resources
 import re
-from collections.abc import Collection
-from typing import Any
+from typing import Any, cast
 
 from lark import Lark
-from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedInput, UnexpectedToken
+from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedToken
 
 from scim_core.errors import InvalidFilter, InvalidPath, ScimError
 from scim_core.filter.ast import AstBuilder, Filter, PatchPath
@@ -54,6 +53,7 @@ _ORDER = {name: i for i, name in enumerate(_TERMINAL_NAMES)}
 
 # Strings and nesting brackets, for the depth pre-scan (brackets inside strings do not count).
 _NESTING = re.compile(r'"(?:[^"\\]|\\.)*"?|[()\[\]]')
+_OPENERS, _CLOSERS = frozenset("(["), frozenset(")]")
 
 
 @functools.cache
@@ -78,37 +78,32 @@ def _describe(names: frozenset[str]) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
 
 
-def _expected(text: str, start: str, fallback: Collection[str]) -> frozenset[str]:
+def _expected(text: str, start: str) -> frozenset[str]:
     # The exact set of terminals the grammar accepts after ``text``: replay it interactively and
     # try each candidate. (The set Lark reports is the one of the state where the error
     # surfaced, after reductions, which LALR's merged lookaheads can leave too small.) Only
-    # errors pay for this.
-    try:
-        interactive = _parser().parse_interactive(text, start=start)
-        interactive.exhaust_lexer()
-        return frozenset(interactive.accepts())  # type: ignore[no-untyped-call]
-    except LarkError:  # pragma: no cover - the prefix parsed once already
-        return frozenset(fallback)
+    # errors pay for this; the prefix parsed once already, so the replay cannot fail.
+    interactive = _parser().parse_interactive(text, start=start)
+    interactive.exhaust_lexer()
+    return frozenset(interactive.accepts())  # type: ignore[no-untyped-call]
 
 
-def _reason(error: UnexpectedInput, text: str, start: str) -> tuple[int, str]:
+def _reason(
+    error: UnexpectedToken | UnexpectedCharacters, text: str, start: str
+) -> tuple[int, str]:
     if isinstance(error, UnexpectedToken) and error.token.type == "$END":
-        expected = _expected(text, start, error.expected)
+        expected = _expected(text, start)
         return len(text) + 1, f"unexpected end of text; expected {_describe(expected)}"
     if isinstance(error, UnexpectedToken):
-        pos = error.token.start_pos or 0
-        fallback: Collection[str] = error.expected
-    elif isinstance(error, UnexpectedCharacters):
-        pos = error.pos_in_stream
-        fallback = error.allowed or ()
-    else:  # pragma: no cover - LALR raises only the two above
-        return (error.pos_in_stream or 0) + 1, "invalid syntax"
+        pos: int = error.token.start_pos or 0
+    else:
+        pos = cast(int, error.pos_in_stream)  # always set on UnexpectedCharacters
     # A word the client typed is not quoted back: a secret pasted in the wrong place (an
     # unquoted value) must not come back in an error. A stray symbol is named; otherwise the
     # column and what was expected say enough.
     found = text[pos : pos + 1]
     shown = f"unexpected {found!r}; " if found and not (found.isalnum() or found in '"_') else ""
-    expected = _expected(text[:pos], start, fallback)
+    expected = _expected(text[:pos], start)
     return pos + 1, f"{shown}expected {_describe(expected)}"
 
 
@@ -116,23 +111,23 @@ def _check_size(text: str, max_length: int, max_depth: int, error: type[ScimErro
     if len(text) > max_length:
         raise error(f"The text is {len(text)} characters long; the limit is {max_length}.")
     # Cheap first: the count of openers bounds the depth.
-    if text.count("(") + text.count("[") <= max_depth:
+    if text.count("(") + text.count("[") <= max_depth:  # pragma: no mutate - the walk agrees
         return
     depth = 0
     for m in _NESTING.finditer(text):
         char = m.group()
-        if char in "([":
+        if char in _OPENERS:
             depth += 1
             if depth > max_depth:
                 raise error(f"Nesting deeper than {max_depth} levels at column {m.start() + 1}.")
-        elif char in ")]":
+        elif char in _CLOSERS:
             depth -= 1
 
 
 def _parse(text: str, start: str, error: type[ScimError], what: str) -> Any:
     try:
         return _parser().parse(text, start=start)
-    except UnexpectedInput as e:
+    except (UnexpectedToken, UnexpectedCharacters) as e:  # all LALR raises
         column, reason = _reason(e, text, start)
         raise error(f"Invalid {what} at column {column}: {reason}.") from None
     except LarkError:  # pragma: no cover - the grammar raises nothing else at parse time

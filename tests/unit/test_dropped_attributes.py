@@ -3,6 +3,8 @@
 import json
 import logging
 
+import pytest
+
 from scim_core import ScimRequest, ScimService, add_dropped_attribute_observer
 from scim_core.backends.memory import MemoryBackend
 
@@ -73,3 +75,68 @@ def test_each_form_a_client_writes_is_reported_by_its_rfc_name(caplog, monkeypat
     logged = [r.getMessage() for r in caplog.records if r.name == "scim.attributes"]
     assert len(logged) == len(set(logged)) == 5, logged  # each name once per process
     assert "'nickname'" in logged[0] and not any("Canary" in line for line in logged)
+
+
+def _dropped(monkeypatch, caplog, resource_type, operations):
+    """(label, logged name) of each attribute one PATCH reports as dropped."""
+    from scim_core import observe
+
+    monkeypatch.setattr(observe, "_logged", set())
+    caplog.set_level(logging.INFO, logger="scim.attributes")
+    service = ScimService(MemoryBackend())
+    if resource_type == "User":
+        body = {
+            "userName": "dropped.more",
+            "name": {"givenName": "D", "familyName": "M"},
+            "emails": [{"value": "dm@example.org"}],
+        }
+    else:
+        body = {"displayName": "dropped-group"}
+    created = call(service, "POST", f"/{resource_type}s", body)
+    assert created.status == 201
+    seen: list[tuple[str, str]] = []
+    remove = add_dropped_attribute_observer(lambda kind, name: seen.append((kind, name)))
+    try:
+        patched = call(
+            service,
+            "PATCH",
+            f"/{resource_type}s/" + created.body["id"],
+            {"schemas": [PATCH_OP], "Operations": operations},
+        )
+    finally:
+        remove()
+    assert patched.status == 200, patched.body
+    logged = [r.args[1] for r in caplog.records if r.name == "scim.attributes"]
+    return seen, logged
+
+
+CORE = "urn:ietf:params:scim:schemas:core:2.0:User"
+
+
+@pytest.mark.parametrize(
+    ("operation", "label", "name"),
+    [
+        ({"op": "add", "path": f"{CORE}:nickName", "value": "N"}, "nickname", "nickname"),
+        ({"op": "add", "path": f"{CORE.upper()}:NickName", "value": "N"}, "nickname", "nickname"),
+        (
+            {"op": "add", "path": "NAME.MiddleName", "value": "M"},
+            "name.middlename",
+            "name.middlename",
+        ),
+        ({"op": "add", "value": {"urn:example:ext:1.0:shoeSize": 44}}, "other", "shoesize"),
+        ({"op": "add", "value": {f"{ENTERPRISE}:costCenter": "4"}}, "costcenter", "costcenter"),
+        ({"op": "add", "value": {"shoeSize": 44}}, "other", "shoesize"),
+        ({"op": "add", "path": 'ims[type eq "aim"].value', "value": "x"}, "ims", "ims"),
+    ],
+)
+def test_a_dropped_user_attribute_is_named_without_its_schema(
+    monkeypatch, caplog, operation, label, name
+):
+    seen, logged = _dropped(monkeypatch, caplog, "User", [operation])
+    assert seen == [("User", label)]
+    assert logged == [name]
+
+
+def test_read_only_keys_are_not_reported_as_dropped(monkeypatch, caplog):
+    operations = [{"op": "replace", "value": {"id": "x", "meta": {"version": "1"}, "schemas": []}}]
+    assert _dropped(monkeypatch, caplog, "User", operations) == ([], [])

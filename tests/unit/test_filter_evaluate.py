@@ -238,3 +238,39 @@ def test_not_on_one_element_picks_the_others() -> None:
     # What a PATCH value path does with each element: emails[not (type eq "work")].
     node = parse_filter('not (type eq "work")')
     assert [evaluate(node, e) for e in BJENSEN["emails"]] == [False, True]
+
+
+# Values the cases above leave out: a code kept as text, a case-exact id differing in case only,
+# a complex value holding a list, a day and a non-RFC 3339 date.
+ODD: dict[str, Any] = {
+    "schemas": [USER],
+    "externalId": "AbC-1",
+    "code": "5",
+    "emails": [{"value": "odd@example.com", "type": "work"}],
+    "tags": {"labels": ["blue"], "notes": ""},
+    "blank": {"labels": [""]},
+    "day": "2024-01-01",
+    "week": "2024-W01-1",
+    "seen": "2011-05-13T04:42:34Z",
+}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("emails[type pr]", True),  # pr inside a value filter reads the element
+        ("emails[display pr]", False),
+        ('externalId ne "abc-1"', True),  # caseExact: only the case differs, still not equal
+        ('externalId eq "abc-1"', False),
+        ("code eq 5", False),  # a number never equals text
+        ("code gt 4", False),  # nor orders against it
+        ("tags pr", True),  # a complex value whose only content is in a list
+        ("blank pr", False),
+        ('day eq "2024-01-01T00:00:00"', True),  # a full date is an instant (midnight)
+        ('day lt "2024-01-01T00:00:01"', True),
+        ('week lt "2024-01-02"', False),  # an ISO week date is not RFC 3339: compared as text
+        ('seen eq "2011-05-13T04:42:34z"', True),  # one side no instant: the text, any case
+    ],
+)
+def test_evaluate_odd_values(text: str, expected: bool) -> None:
+    assert evaluate(parse_filter(text), ODD) is expected

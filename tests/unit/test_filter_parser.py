@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scim_core.errors import InvalidFilter
+from scim_core.errors import InvalidFilter, InvalidPath
 from scim_core.filter import (
     And,
     AttrPath,
@@ -22,6 +22,7 @@ from scim_core.filter import (
     Present,
     ValueFilter,
     parse_filter,
+    parse_path,
 )
 
 USER = "urn:ietf:params:scim:schemas:core:2.0:User"
@@ -258,6 +259,38 @@ def test_length_limit() -> None:
         parse_filter("a pr and b pr", max_length=10)
 
 
+def test_errors_say_what_was_parsed_and_where() -> None:
+    with pytest.raises(InvalidFilter) as caught:
+        parse_filter("a pr )")
+    assert (
+        caught.value.detail
+        == "Invalid filter at column 6: unexpected ')'; expected 'and', 'or' or the end."
+    )
+    with pytest.raises(InvalidFilter) as caught:
+        parse_filter("a pr and")
+    assert caught.value.detail.startswith("Invalid filter at column 9: unexpected end of text;")
+    with pytest.raises(InvalidPath) as caught:
+        parse_path("name..x")
+    assert caught.value.detail.startswith("Invalid path at column ")
+    with pytest.raises(InvalidPath) as caught:
+        parse_path('emails[type eq "w"].value x')
+    assert caught.value.detail == "Invalid path at column 27: expected the end."
+
+
+def test_depth_counts_closed_groups_down() -> None:
+    # Three openers, but never deeper than two: the closed group no longer counts.
+    assert isinstance(parse_filter("(a eq 1) and ((b eq 1))", max_depth=2), And)
+    with pytest.raises(InvalidFilter, match="deeper than 1 levels at column 15"):
+        parse_filter("(a eq 1) and ((b eq 1))", max_depth=1)
+
+
+def test_numbers_and_strings_as_json() -> None:
+    assert parse_filter("a eq 1E3") == Compare(P("a"), "eq", 1000.0)
+    assert parse_filter("a eq -2") == Compare(P("a"), "eq", -2)
+    assert parse_filter('a eq "x\\u00e9"') == Compare(P("a"), "eq", "x\u00e9")
+    assert parse_filter('a eq "é"') == Compare(P("a"), "eq", "é")
+
+
 def test_depth_limit() -> None:
     assert parse_filter("(" * 32 + "a pr" + ")" * 32) == a
     with pytest.raises(InvalidFilter, match="deeper than 32 levels at column 33"):
@@ -331,3 +364,10 @@ def test_canonical_string_round_trips(ast: Filter) -> None:
     text = str(ast)
     assert parse_filter(text, max_length=100_000, max_depth=1_000) == ast
     assert str(parse_filter(text, max_length=100_000, max_depth=1_000)) == text
+
+
+@pytest.mark.parametrize(("value", "text"), [(float("inf"), "1e999"), (float("-inf"), "-1e999")])
+def test_infinities_render_as_numbers_that_parse_back(value: float, text: str) -> None:
+    rendered = str(Compare(P("a"), "gt", value))
+    assert rendered == f"a gt {text}"
+    assert parse_filter(rendered) == Compare(P("a"), "gt", value)

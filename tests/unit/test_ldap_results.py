@@ -61,3 +61,35 @@ def test_capabilities_from_a_root_dse():
     assert caps.default_naming_context == "DC=example,DC=org"
     empty = Capabilities.from_root_dse({})
     assert not (empty.assertion or empty.sorted_windows) and empty.default_naming_context is None
+
+
+@pytest.mark.parametrize(
+    ("code", "reason"),
+    [
+        (16, "an attribute to change is not there"),
+        (19, "a value breaks the directory's rules (a password policy, a value's size or form)"),
+        (20, "a value is there already"),
+        (21, "a value does not have the form its attribute needs"),
+        (34, "a name does not have the form the directory needs"),
+        (64, "the directory cannot hold this name"),
+    ],
+)
+def test_a_client_side_refusal_says_what_in_scim_terms(code, reason, caplog):
+    with caplog.at_level(logging.INFO, logger="scim.ldap"):
+        error = scim_error(refusal(code, "ldapName"), "the change")
+    assert error.detail == f"The directory refused the change: {reason}."
+    assert [(r.levelno, r.getMessage()) for r in caplog.records if r.name == "scim.ldap"] == [
+        (logging.INFO, f"directory refused the change with result {code} (ldapName)")
+    ]
+
+
+def test_a_directory_side_refusal_tells_the_client_where_to_look(caplog):
+    with caplog.at_level(logging.INFO, logger="scim.ldap"):
+        error = scim_error(refusal(50, "insufficientAccessRights"), "the group")
+    assert error.detail == (
+        "The directory refused the group for a reason on its side (a feature it lacks, its "
+        "configuration or the service account's rights); the service log has the details."
+    )
+    assert [(r.levelno, r.getMessage()) for r in caplog.records if r.name == "scim.ldap"] == [
+        (logging.ERROR, "directory refused the group with result 50 (insufficientAccessRights)")
+    ]

@@ -780,3 +780,34 @@ def test_an_immutable_attribute_is_set_once_and_the_same_value_again_is_no_chang
     ):
         with pytest.raises(Mutability, match="'badge' is immutable"):
             apply_patch(first_set, [operation], "User", schemas)
+
+
+@pytest.mark.parametrize(
+    ("path", "created"),
+    [
+        # RFC 7644 §3.5.2.1: a value path that matches nothing creates an element holding the
+        # equalities its filter requires, by their canonical names and types.
+        ('emails[type eq "home"].value', {"type": "home"}),
+        ('emails[TYPE eq "home"].value', {"type": "home"}),
+        ('emails[type eq "home" and primary eq false].value', {"type": "home", "primary": False}),
+        ('emails[primary eq false and (type eq "home")].value', {"type": "home", "primary": False}),
+        ('emails[type ne "work" and primary eq false].value', {"primary": False}),
+        ('emails[type eq "home" or type eq "other"].value', {}),
+        ('emails[not (type eq "work")].value', {}),
+    ],
+)
+def test_a_value_path_that_matches_nothing_creates_its_equalities(path, created) -> None:
+    patched, changed = apply_patch(USER, [{"op": "add", "path": path, "value": "b@home.example"}])
+    assert changed
+    assert patched["emails"] == [*USER["emails"], {**created, "value": "b@home.example"}]
+
+
+def test_elements_without_a_value_are_the_same_when_equal() -> None:
+    typed, changed = apply_patch(
+        USER, [{"op": "add", "path": "emails", "value": [{"type": "home"}]}]
+    )
+    again, changed_again = apply_patch(
+        typed, [{"op": "add", "path": "emails", "value": [{"type": "home"}, {"type": "HOME"}]}]
+    )
+    assert changed and changed_again
+    assert again["emails"][1:] == [{"type": "home"}, {"type": "HOME"}]

@@ -47,7 +47,7 @@ ALREADY_EXISTS: Final = 68
 OTHER: Final = 80
 ASSERTION_FAILED: Final = 122
 
-_Outcome = Callable[[str, str], ScimError]
+_Outcome = Callable[[str, int], ScimError]
 
 
 #: What a client-side refusal means, in SCIM terms (the LDAP result name stays in the log).
@@ -61,11 +61,11 @@ _CLIENT_REASONS: Mapping[int, str] = {
 }
 
 
-def _client(what: str, description: str) -> ScimError:
-    return InvalidValue(f"The directory refused {what}: {description}.")
+def _client(what: str, code: int) -> ScimError:
+    return InvalidValue(f"The directory refused {what}: {_CLIENT_REASONS[code]}.")
 
 
-def _directory(what: str, description: str) -> ScimError:
+def _directory(what: str, code: int) -> ScimError:
     # The LDAP result goes to the service log, not to the client: it names internals.
     return DirectoryRefused(
         f"The directory refused {what} for a reason on its side (a feature it lacks, its "
@@ -73,7 +73,7 @@ def _directory(what: str, description: str) -> ScimError:
     )
 
 
-def _unavailable(what: str, description: str) -> ScimError:
+def _unavailable(what: str, code: int) -> ScimError:
     return DirectoryUnavailable()
 
 
@@ -108,4 +108,4 @@ def scim_error(error: LDAPOperationResult, what: str) -> ScimError:
         log.error("directory refused %s with result %s (%s)", what, code, description)
     else:
         log.info("directory refused %s with result %s (%s)", what, code, description)
-    return outcome(what, _CLIENT_REASONS.get(code, "the request does not fit the directory"))
+    return outcome(what, code)
