@@ -3,8 +3,8 @@
 - ``scim-ldap check`` and ``scim-ldap schema``: the directory commands
   (:mod:`scim_flask.directory_cli`).
 - ``scim-ldap serve`` validates the configuration, then serves the app under gunicorn with the
-  shipped configuration (:mod:`scim_flask.gunicorn_conf`: the service's own worker, HTTPS and
-  trusted proxies from ``SCIM_*``); ``--config`` adds a gunicorn configuration file on top.
+  shipped configuration (:mod:`scim_flask.gunicorn_conf`: the service's own worker, where it
+  listens and HTTPS from ``SCIM_*``); ``--config`` adds a gunicorn configuration file on top.
 
 ``scim-server`` is the same as ``scim-ldap serve``.
 """
@@ -20,7 +20,7 @@ from typing import Any
 
 from scim_core.backend import load_backend
 from scim_core.config import ConfigError
-from scim_flask.directory_cli import add_commands
+from scim_flask.directory_cli import add_commands, fail
 
 __all__ = ["main", "serve_main"]
 
@@ -28,29 +28,28 @@ __all__ = ["main", "serve_main"]
 SHIPPED_CONFIG = "python:scim_flask.gunicorn_conf"
 
 
-def _fail(message: str) -> int:
-    print(f"scim-ldap: {message}", file=sys.stderr)
-    return 2
-
-
 def _serve(args: argparse.Namespace) -> int:
+    needs_extra = "serving needs the [server] extra (pip install 'scim-ldap[server]')"
     try:
         from gunicorn.app.base import Application
 
-        # First: it reads the server settings (one line on a bad one) and sets up the metrics
-        # folder the workers share, which prometheus_client looks for when first imported.
-        import_module(SHIPPED_CONFIG.removeprefix("python:"))
-        from scim_flask.app import create_app
         from scim_flask.settings import AppSettings
     except ImportError as error:
-        return _fail(f"serving needs the [server] extra (pip install 'scim-ldap[server]'): {error}")
+        return fail(f"{needs_extra}: {error}")
     try:
         settings = AppSettings.from_environ(os.environ)
         # The backend's own settings (an LDAP mapping file among them) are checked here too,
         # so a wrong one is this one line, not a worker's traceback.
         load_backend(settings.backend)(os.environ).close()
     except ConfigError as error:
-        return _fail(f"configuration error: {error}")
+        return fail(f"configuration error: {error}")
+    try:
+        # Before the app: it reads the server settings (one line on a bad one) and sets up the
+        # metrics folder the workers share, which prometheus_client looks for when imported.
+        import_module(SHIPPED_CONFIG.removeprefix("python:"))
+        from scim_flask.app import create_app
+    except ImportError as error:
+        return fail(f"{needs_extra}: {error}")
 
     class Server(Application):  # type: ignore[misc]  # gunicorn has no type information
         def load_config(self) -> None:

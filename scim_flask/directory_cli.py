@@ -21,14 +21,16 @@ from typing import Any
 
 from scim_core.config import ConfigError
 
-__all__ = ["add_commands"]
+__all__ = ["EXIT_CONFIG", "add_commands", "fail"]
 
-_EXIT_CONFIG = 2
+#: The exit status of a configuration error (or a missing extra), with one line on stderr.
+EXIT_CONFIG = 2
 _EXIT_UNREACHABLE = 1
 _NEEDS_LDAP = "needs the [ldap] extra (pip install 'scim-ldap[ldap]')"
 
 
-def _fail(message: str, status: int) -> int:
+def fail(message: str, status: int = EXIT_CONFIG) -> int:
+    """Say ``message`` on stderr as ``scim-ldap``'s one line; return the exit status."""
     print(f"scim-ldap: {message}", file=sys.stderr)
     return status
 
@@ -39,15 +41,15 @@ def _check(args: argparse.Namespace) -> int:
         from scim_core.backends.ldap.settings import LdapSettings
         from scim_core.checks import exit_status, render_table
     except ModuleNotFoundError as error:
-        return _fail(f"check {_NEEDS_LDAP}: {error}", _EXIT_CONFIG)
+        return fail(f"check {_NEEDS_LDAP}: {error}", EXIT_CONFIG)
     try:
         settings = LdapSettings.from_environ(os.environ)
     except ConfigError as error:
-        return _fail(f"configuration error: {error}", _EXIT_CONFIG)
+        return fail(f"configuration error: {error}", EXIT_CONFIG)
     try:
         steps = run_check(settings, write_test=args.write_test)
     except PreflightError as error:
-        return _fail(f"check failed: {error}", _EXIT_UNREACHABLE)
+        return fail(f"check failed: {error}", _EXIT_UNREACHABLE)
     sys.stdout.write(render_table(steps))
     return exit_status(steps)
 
@@ -57,13 +59,13 @@ def _schema(args: argparse.Namespace) -> int:
         from scim_core.backends.ldap.extension import schema_text
         from scim_core.backends.ldap.settings import LDAP_SETTINGS
     except ModuleNotFoundError as error:
-        return _fail(f"schema {_NEEDS_LDAP}: {error}", _EXIT_CONFIG)
+        return fail(f"schema {_NEEDS_LDAP}: {error}", EXIT_CONFIG)
     dialect_setting = next(s for s in LDAP_SETTINGS if s.name == "SCIM_LDAP_DIALECT")
     text = args.dialect or os.environ.get(dialect_setting.name) or str(dialect_setting.default)
     try:
         dialect = dialect_setting.parse(text)
     except ValueError as error:
-        return _fail(f"configuration error: {dialect_setting.name}: {error}", _EXIT_CONFIG)
+        return fail(f"configuration error: {dialect_setting.name}: {error}", EXIT_CONFIG)
     sys.stdout.write(schema_text(dialect))
     return 0
 

@@ -151,7 +151,7 @@ class ScimWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn has no type in
         try:
             values = read_settings(WORKER_SETTINGS, os.environ)
         except ConfigError as error:
-            raise SystemExit(f"scim-server: configuration error: {error}") from None
+            raise SystemExit(f"scim-ldap: configuration error: {error}") from None
         self.read_timeout: float = values["SCIM_READ_TIMEOUT"]
         self.body_limit: int = values["SCIM_MAX_BODY_BYTES"]
         self._reading: dict[TConn, bytearray] = {}

@@ -13,5 +13,5 @@ from scim_flask.app import create_app
 try:
     app = create_app()
 except ConfigError as _error:
-    print(f"scim-server: configuration error: {_error}", file=sys.stderr)
+    print(f"scim-ldap: configuration error: {_error}", file=sys.stderr)
     raise SystemExit(2) from None

@@ -3,7 +3,7 @@
 Installed, it registers itself under the entry-point group ``scim_core.backends`` as
 ``sqlite`` (see ``pyproject.toml``), so the service finds it by name::
 
-    SCIM_BACKEND=sqlite SCIM_SQLITE_PATH=/var/lib/scim/scim.sqlite3 scim-server
+    SCIM_BACKEND=sqlite SCIM_SQLITE_PATH=/var/lib/scim/scim.sqlite3 scim-ldap serve
 
 It uses the standard library and :mod:`scim_core` only, and passes the backend contract suite.
 """

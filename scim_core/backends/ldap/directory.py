@@ -367,7 +367,7 @@ class Directory:
             try:
                 rdn = parse_dn(dn)[0]
             except LDAPInvalidDnError:
-                log.debug("manager value is not a DN; left unresolved")
+                log.debug("a value naming a user is not a DN; left unresolved")
                 continue
             if rdn[0].lower() == self.profile.user_naming.lower():
                 names.add(rdn[1])
