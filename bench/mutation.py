@@ -26,11 +26,15 @@ Usage::
     python -m bench.mutation                       # every module, one worker, the table
     python -m bench.mutation --jobs 2 scim_core/normalize.py
     python -m bench.mutation --rescore             # recount the last run (no mutmut run)
-    python -m bench.mutation --changed HEAD^       # only the modules changed since HEAD^
+    python -m bench.mutation --changed             # only what changed since the table's commit
+    python -m bench.mutation --changed HEAD^       # only what changed since HEAD^
 
-``--changed REV`` (``tox -e mutation``, in ``make test``) takes the configured modules that
-``git diff REV`` names (REV against the working tree: on a clean checkout exactly the commits
-after REV) and mutates, in a scratch copy of the tree (``mutants/`` is left alone), the
+The table records the commit it was measured on. ``--changed`` (``tox -e mutation``, in
+``make test``) takes the configured modules that ``git diff REV`` names, REV being that commit
+(or another one given; REV against the working tree: on a clean checkout exactly the commits
+after REV), so every change since the table was last measured is checked, however many
+commits it took; when the recorded commit is not in the history (a rewritten branch) or the
+table records none, REV is ``HEAD^``. It mutates, in a scratch copy of the tree (``mutants/`` is left alone), the
 functions and methods the diff touches, or the whole module when it touches module-level code;
 the module's other mutants keep the verdicts ``bench/results/mutation.md`` records (survived if
 listed there, else killed), and each module is held to the floor recorded there. When no
@@ -321,6 +325,37 @@ def _git(*args: str) -> str:
     ).stdout
 
 
+_MEASURED_ON = re.compile(r"measured on commit `([0-9a-f]{40})`")
+
+
+def _commit_measured() -> str | None:
+    """The commit HEAD is at, or None outside a git checkout (the scratch copy of a check)."""
+    try:
+        return _git("rev-parse", "--verify", "HEAD").strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def since(rev: str | None) -> str:
+    """The base a check diffs against: ``rev`` if given, else the commit the table records
+    when it is an ancestor of HEAD, else ``HEAD^``."""
+    if rev:
+        return rev
+    text = TABLE.read_text(encoding="utf-8") if TABLE.exists() else ""
+    recorded = _MEASURED_ON.search(text)
+    if recorded is None:
+        print(f"mutation: {TABLE.name} records no commit; checking what changed since HEAD^.")
+        return "HEAD^"
+    commit = recorded.group(1)
+    ancestor = subprocess.run(
+        ["git", "merge-base", "--is-ancestor", commit, "HEAD"], cwd=ROOT, check=False
+    )
+    if ancestor.returncode != 0:
+        print(f"mutation: the table's commit {commit[:12]} is not in this history; since HEAD^.")
+        return "HEAD^"
+    return commit
+
+
 def changed(rev: str, configured: list[str]) -> list[str]:
     """The configured modules ``git diff REV`` names (REV against the working tree)."""
     names = set(_git("diff", "--name-only", "--no-renames", rev, "--").split())
@@ -409,7 +444,11 @@ def main(argv: list[str] | None = None) -> int:
         help="the table whose floors apply (default: %(default)s)",
     )
     parser.add_argument(
-        "--changed", metavar="REV", help="only the configured modules changed since REV"
+        "--changed",
+        nargs="?",
+        const="",
+        metavar="REV",
+        help="only the configured modules changed since REV (default: the table's commit)",
     )
     parser.add_argument(
         "--only",
@@ -418,14 +457,17 @@ def main(argv: list[str] | None = None) -> int:
         help="mutate only these functions (mutmut names); the rest keep the --floors verdicts",
     )
     args = parser.parse_args(argv)
-    if args.changed:
-        return check_changed(args.changed, args.jobs)
+    if args.changed is not None:
+        return check_changed(since(args.changed), args.jobs)
     configured = _list(_config()["mutmut"]["only_mutate"])
     modules = args.modules or configured
     unknown = sorted(set(modules) - set(configured))
     if unknown:
         parser.error(f"not in setup.cfg [mutmut] only_mutate: {', '.join(unknown)}")
     started = time.monotonic()
+    # Only a whole fresh run speaks for every module at one commit.
+    whole = not (args.rescore or args.only or set(modules) != set(configured))
+    measured_on = _commit_measured() if whole else None
     if not args.rescore:
         _run_mutmut(modules, args.jobs, MUTANTS / "run.log", args.only)
     recorded = args.floors.read_text(encoding="utf-8") if args.floors.exists() else ""
@@ -438,7 +480,9 @@ def main(argv: list[str] | None = None) -> int:
         "# Mutation score",
         "",
         f"`{command.strip()}` (mutmut {version('mutmut')}, {args.jobs} worker(s), "
-        f"{minutes:.0f} min, {time.strftime('%Y-%m-%d')}). Tests: "
+        f"{minutes:.0f} min, {time.strftime('%Y-%m-%d')}"
+        + (f", measured on commit `{measured_on}`" if measured_on else "")
+        + "). Tests: "
         + ", ".join(f"`{a}`" for a in _pytest_args() if a.startswith("tests/"))
         + ". Score: killed / behavioural (mutants that change only a message's text aside), "
         "rounded down; a mutant counts as survived only if it also survives a fresh import of "
