@@ -34,11 +34,11 @@ The table records the commit it was measured on. ``--changed`` (``tox -e mutatio
 (or another one given; REV against the working tree: on a clean checkout exactly the commits
 after REV), so every change since the table was last measured is checked, however many
 commits it took; when the recorded commit is not in the history (a rewritten branch) or the
-table records none, REV is ``HEAD^``. It mutates, in a scratch copy of the tree (``mutants/`` is left alone), the
-functions and methods the diff touches, or the whole module when it touches module-level code;
-the module's other mutants keep the verdicts ``bench/results/mutation.md`` records (survived if
-listed there, else killed), and each module is held to the floor recorded there. When no
-configured module changed it says so and exits 0.
+table records none, REV is ``HEAD^``. It mutates, in a scratch copy of the tree (``mutants/``
+is left alone), the functions and methods the diff touches, or the whole module when it touches
+module-level code; the module's other mutants keep the verdicts ``bench/results/mutation.md``
+records (survived if listed there, else killed), and each module is held to the floor recorded
+there. When no configured module changed it says so and exits 0.
 """
 
 from __future__ import annotations
