@@ -68,9 +68,10 @@ typing: venv
 
 # The benchmark: 100,000 users, the service against its floor, about 10 minutes; writes
 # bench/results/latest.{json,md,png}. Installs wrk (apt, as root), matplotlib and py-spy (.venv).
+# Another size: `make bench USERS=1000000 MEMBERS=100000` (1M users load in under a minute).
 .PHONY: bench-smoke
 bench: system-deps venv
-	$(BIN)/python -m bench
+	$(BIN)/python -m bench $(if $(USERS),--users $(USERS)) $(if $(MEMBERS),--members $(MEMBERS))
 
 # The same run on a tiny directory in seconds (tests/integration/test_bench_smoke.py runs it too).
 bench-smoke: system-deps venv

@@ -34,6 +34,7 @@ from typing import Any
 from ldap3 import MODIFY_REPLACE
 
 from bench.bench_paging import backend_for, load
+from bench.data import map_size
 from bench.directories import DIRECTORIES, add_entries, admin_connection, user_entry
 from scim_core.backend import Query
 from scim_core.backends.ldap import LdapBackend, create_backend
@@ -42,9 +43,10 @@ from scim_core.testing.slapd import SlapdInstance
 
 @contextmanager
 def _openldap(users: int) -> Iterator[tuple[Any, LdapBackend, float]]:
-    # The LMDB map must hold the users (about 3 KiB each with their indexes).
-    maxsize = max(1 << 30, users * 8192)
-    with tempfile.TemporaryDirectory() as folder, SlapdInstance(maxsize=maxsize) as instance:
+    with (
+        tempfile.TemporaryDirectory() as folder,
+        SlapdInstance(maxsize=map_size(users)) as instance,
+    ):
         began = time.perf_counter()
         load(instance, users, Path(folder))
         loading = time.perf_counter() - began

@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.data import GROUP_CN, prepare
+from bench.data import GROUP_CN, map_size, prepare
 from bench.servers import reset_peak_rss, vm_kib
 from scim_core import ScimRequest, ScimService
 from scim_core.backends.ldap import LdapBackend
@@ -50,7 +50,7 @@ def main() -> None:
     parser.add_argument("members", type=int)
     parser.add_argument("--max-members", type=int, default=0)
     args = parser.parse_args()
-    slapd = SlapdInstance(sssvlv_max=64, sssvlv_maxperconn=8)
+    slapd = SlapdInstance(sssvlv_max=64, sssvlv_maxperconn=8, maxsize=map_size(args.users))
     slapd.start()
     try:
         started = time.perf_counter()

@@ -19,7 +19,7 @@ from ldap3.core.exceptions import LDAPException
 
 from scim_core.testing.slapd import SlapdInstance, slapadd, ssha_hash
 
-__all__ = ["GROUP_CN", "PASSWORD", "Dataset", "Pools", "prepare", "uid_of"]
+__all__ = ["GROUP_CN", "PASSWORD", "Dataset", "Pools", "map_size", "prepare", "uid_of"]
 
 GROUP_CN = "bench-big"
 #: The password of every ``password_every``-th user (stored as {SSHA}).
@@ -27,6 +27,13 @@ PASSWORD = "Bench-Password-1"
 _GIVEN = ("Ada", "Alan", "Barbara", "Edsger", "Grace", "Ken", "Linus", "Margaret", "Niklaus")
 _FAMILY = ("Jensen", "Hopper", "Lovelace", "Turing", "Dijkstra", "Thompson", "Wirth", "Knuth")
 _OBJECT_CLASSES = ("top", "person", "organizationalPerson", "inetOrgPerson")
+
+
+def map_size(users: int) -> int:
+    """The LMDB map size (bytes) a throwaway slapd needs for ``users`` bench users: about 3 KiB
+    each with their indexes, doubled for the writes and sort sessions of a run; never below
+    the launcher's 1 GiB (its default stopped slapadd at about 980,000 users)."""
+    return max(1 << 30, users * 8192)
 
 
 def uid_of(index: int) -> str:

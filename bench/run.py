@@ -42,7 +42,7 @@ if __package__ in (None, ""):  # run as a script: python bench/run.py
 
 from bench import profile as profiler
 from bench import report
-from bench.data import Dataset, prepare
+from bench.data import Dataset, map_size, prepare
 from bench.load import (
     SEQ,
     LoadResult,
@@ -548,7 +548,7 @@ def _server_env(
 def run(config: Config, output: Path, keep: bool = False) -> dict[str, Any]:
     """One complete run; returns the results (also written to ``output``)."""
     workdir = Path(tempfile.mkdtemp(prefix="scim-bench-"))
-    slapd = SlapdInstance(sssvlv_max=64, sssvlv_maxperconn=8)
+    slapd = SlapdInstance(sssvlv_max=64, sssvlv_maxperconn=8, maxsize=map_size(config.users))
     servers: list[Gunicorn] = []
     results: dict[str, Any] = {
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
