@@ -69,7 +69,6 @@ import secrets
 import shutil
 import socket
 import subprocess
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -81,8 +80,8 @@ from scim_core.testing._common import (
     answers,
     bind_checked,
     find_binary,
+    run_tool,
     serve_in_foreground,
-    tail,
 )
 from scim_core.testing.slapd import SCIM_SCHEMA, find_free_port, schema_statements
 
@@ -381,12 +380,7 @@ class DirsrvInstance(Launcher):
             raise ValueError(f"invalid 389 instance name {name!r} (letters, digits, - and _)")
         if db_lib not in ("bdb", "mdb"):
             raise ValueError("db_lib must be 'bdb' or 'mdb'")
-        self._owns_directory = directory is None
-        self._directory = (
-            Path(tempfile.mkdtemp(prefix="scim-dirsrv-"))
-            if directory is None
-            else Path(directory).resolve()
-        )
+        self._use_folder(directory, "scim-dirsrv-")
         if (
             self._directory.is_dir()
             and not (self._directory / _OWNER_MARKER).is_file()
@@ -550,8 +544,7 @@ class DirsrvInstance(Launcher):
         the whole folder when this object made it, else what it put there."""
         self.stop()
         self._remove_instance()
-        if self._owns_directory:
-            shutil.rmtree(self._directory, ignore_errors=True)
+        self._remove_folder()
 
     # -- data -------------------------------------------------------------------------------
 
@@ -649,21 +642,7 @@ class DirsrvInstance(Launcher):
     def _run(self, command: Sequence[str], what: str, *, timeout: float = _TOOL_TIMEOUT) -> str:
         """Run a tool quietly in :meth:`tool_environment`; raise :class:`DirsrvError` with its
         output on failure, else return its output."""
-        try:
-            result = subprocess.run(
-                command,
-                capture_output=True,
-                check=False,
-                stdin=subprocess.DEVNULL,
-                timeout=timeout,
-                env=self.tool_environment(),
-            )
-        except subprocess.TimeoutExpired as error:
-            raise DirsrvError(f"{what} did not finish within {timeout:.0f} s") from error
-        output = (result.stdout + result.stderr).decode("utf-8", "replace").strip()
-        if result.returncode != 0:
-            raise DirsrvError(f"{what} failed (exit {result.returncode}):\n{output[-4000:]}")
-        return output
+        return run_tool(command, what, DirsrvError, env=self.tool_environment(), timeout=timeout)
 
     # -- creation ---------------------------------------------------------------------------
 
@@ -1054,25 +1033,17 @@ class DirsrvInstance(Launcher):
             self.log_file,
             self.url,
         )
-        deadline = time.monotonic() + _START_TIMEOUT
-        while True:
-            if proc.poll() is not None:
-                self._forget()
-                raise DirsrvError(
-                    f"ns-slapd exited with status {proc.returncode} on {self.url}; "
-                    f"log {self.log_file}:\n{tail(self.log_file)}"
-                )
-            # The CA is this folder's own: a server whose certificate it verifies is ours.
-            if self._answers():
-                self.timings["launch"] = time.monotonic() - began
-                return
-            if time.monotonic() > deadline:
-                self.stop(timeout=5)
-                raise DirsrvError(
-                    f"ns-slapd did not answer on {self.url} within {_START_TIMEOUT:.0f} s; "
-                    f"log {self.log_file}:\n{tail(self.log_file)}"
-                )
-            time.sleep(0.02)
+        # The CA is this folder's own: a server whose certificate it verifies is ours.
+        self._await_answer(
+            proc,
+            self.log_file,
+            self._answers,
+            DirsrvError,
+            timeout=_START_TIMEOUT,
+            interval=0.02,
+            give_up=lambda: self.stop(timeout=5),
+        )
+        self.timings["launch"] = time.monotonic() - began
 
     def _answers(self) -> bool:
         """Whether both listeners answer an anonymous bind (LDAPS verified with our CA)."""
