@@ -245,6 +245,15 @@ LDAP_SETTINGS: tuple[Setting[Any], ...] = (
 )
 
 
+#: The settings whose field is not their name without ``SCIM_LDAP_``, lower-case.
+_FIELDS: Final = {
+    "SCIM_LDAP_URL": "urls",
+    "SCIM_LDAP_USERS_BASE": "users_bases",
+    "SCIM_LDAP_GROUPS_BASE": "groups_bases",
+    "SCIM_LDAP_GROUP_PLACEHOLDER_DN": "placeholder_dn",
+}
+
+
 @dataclass(frozen=True)
 class LdapSettings:
     """Validated LDAP plugin settings (``mapping``: the site's mapping file, which extends
@@ -325,41 +334,14 @@ class LdapSettings:
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> LdapSettings:
         """Read ``SCIM_LDAP_*``; :class:`~scim_core.config.ConfigError` names a bad one."""
-        v = read_settings(LDAP_SETTINGS, environ)
-        dialect = v["SCIM_LDAP_DIALECT"]
-        mapping_file = v["SCIM_MAPPING_FILE"]
-        base = default_mapping(dialect)
+        values = read_settings(LDAP_SETTINGS, environ)
+        mapping_file = values.pop("SCIM_MAPPING_FILE")
+        base = default_mapping(values["SCIM_LDAP_DIALECT"])
         mapping = load_mapping(mapping_file, base) if mapping_file else SiteMapping()
-        return cls(
-            mapping=mapping,
-            urls=v["SCIM_LDAP_URL"],
-            bind_dn=v["SCIM_LDAP_BIND_DN"],
-            bind_password=v["SCIM_LDAP_BIND_PASSWORD"],
-            users_base=v["SCIM_LDAP_USERS_BASE"][0],
-            groups_base=v["SCIM_LDAP_GROUPS_BASE"][0],
-            users_bases=v["SCIM_LDAP_USERS_BASE"],
-            groups_bases=v["SCIM_LDAP_GROUPS_BASE"],
-            dialect=v["SCIM_LDAP_DIALECT"],
-            users_scope=v["SCIM_LDAP_USERS_SCOPE"],
-            groups_scope=v["SCIM_LDAP_GROUPS_SCOPE"],
-            new_users_base=v["SCIM_LDAP_NEW_USERS_BASE"],
-            new_groups_base=v["SCIM_LDAP_NEW_GROUPS_BASE"],
-            start_tls=v["SCIM_LDAP_START_TLS"],
-            ca_file=v["SCIM_LDAP_CA_FILE"],
-            connect_timeout=v["SCIM_LDAP_CONNECT_TIMEOUT"],
-            timeout=v["SCIM_LDAP_TIMEOUT"],
-            fast_path=v["SCIM_LDAP_FAST_PATH"],
-            external_id_attribute=v["SCIM_LDAP_EXTERNAL_ID_ATTRIBUTE"],
-            external_id_object_class=v["SCIM_LDAP_EXTERNAL_ID_OBJECT_CLASS"],
-            no_primary_email_attribute=v["SCIM_LDAP_NO_PRIMARY_EMAIL_ATTRIBUTE"],
-            placeholder_dn=v["SCIM_LDAP_GROUP_PLACEHOLDER_DN"],
-            vlv_per_connection=v["SCIM_LDAP_VLV_PER_CONNECTION"],
-            max_members=v["SCIM_LDAP_MAX_MEMBERS"],
-            password_on_add=v["SCIM_LDAP_PASSWORD_ON_ADD"],
-            pending_attribute=v["SCIM_LDAP_PENDING_ATTRIBUTE"],
-            user_name_attribute=v["SCIM_LDAP_USER_NAME_ATTRIBUTE"],
-            group_display_name_attribute=v["SCIM_LDAP_GROUP_DISPLAY_NAME_ATTRIBUTE"],
-            group_object_class=v["SCIM_LDAP_GROUP_OBJECT_CLASS"],
-            dry_run=v["SCIM_LDAP_DRY_RUN"],
-            dry_run_ldif=v["SCIM_LDAP_DRY_RUN_LDIF"],
-        )
+        # Each SCIM_LDAP_X is the field x, but for the names in _FIELDS.
+        given = {
+            _FIELDS.get(name, name.removeprefix("SCIM_LDAP_").lower()): value
+            for name, value in values.items()
+        }
+        users_base, groups_base = given["users_bases"][0], given["groups_bases"][0]
+        return cls(mapping=mapping, users_base=users_base, groups_base=groups_base, **given)
