@@ -83,7 +83,13 @@ from scim_core.testing._common import (
     run_tool,
     serve_in_foreground,
 )
-from scim_core.testing.slapd import SCIM_SCHEMA, find_free_port, schema_statements
+from scim_core.testing.slapd import (
+    SCIM_SCHEMA,
+    SlapdError,
+    find_free_port,
+    make_tls_files,
+    schema_statements,
+)
 
 __all__ = [
     "ADMIN_PASSWORD",
@@ -125,26 +131,6 @@ _EXTRA_INDEXES = (
     ("scimExternalId", ["eq"]),
     ("displayName", ["eq", "pres"]),
 )
-_OPENSSL_CONFIG = """\
-[req]
-distinguished_name = subject
-prompt = no
-[subject]
-CN = scim-ldap 389-DS test
-[ca]
-basicConstraints = critical, CA:TRUE
-keyUsage = critical, keyCertSign, cRLSign
-subjectKeyIdentifier = hash
-authorityKeyIdentifier = keyid:always
-[server]
-basicConstraints = critical, CA:FALSE
-keyUsage = critical, digitalSignature, keyEncipherment
-extendedKeyUsage = serverAuth
-subjectKeyIdentifier = hash
-authorityKeyIdentifier = keyid, issuer
-subjectAltName = @names
-[names]
-"""
 #: ns-slapd's default error log level (``SLAPD_DEFAULT_ERRORLOG_LEVEL`` in slap.h, as
 #: ``dscontainer`` passes it): ``-d`` keeps ns-slapd in the foreground, and ``-d 0`` would
 #: silence the error log.
@@ -923,52 +909,23 @@ class DirsrvInstance(Launcher):
         a password, given to ns-slapd by ``pin.txt`` (as ``dscreate`` does).
         """
         folder = self._directory / "tls"
-        folder.mkdir(parents=True, exist_ok=True)
         names = [_TLS_HOST, _LISTEN_HOST]
         # OpenLDAP's client tools check a certificate for ldaps://localhost against this
         # machine's host name instead of "localhost".
         host = socket.gethostname()
         if host and re.fullmatch(r"[A-Za-z0-9.-]+", host) and host not in names:
             names.append(host)
-        config = folder / "openssl.cnf"
-        config.write_text(
-            _OPENSSL_CONFIG
-            + "".join(
-                f"{'IP' if name == _LISTEN_HOST else 'DNS'}.{number} = {name}\n"
-                for number, name in enumerate(names, start=1)
-            ),
-            encoding="utf-8",
-        )
-        openssl = _find_binary("openssl")
-        ca_key, server_key = folder / "ca.key", folder / "server.key"
-        csr, cert, bundle = folder / "server.csr", folder / "server.crt", folder / "server.p12"
-        days = str(_TLS_DAYS)
-        secret = secrets.token_hex(16)
+        try:
+            tls = make_tls_files(folder, names, rsa=True, days=_TLS_DAYS)
+        except SlapdError as failure:
+            raise DirsrvError(str(failure)) from None
+        bundle, secret = folder / "server.p12", secrets.token_hex(16)
         self._run(
-            [openssl, "req", "-x509", "-config", str(config), "-extensions", "ca",
-             "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-             "-keyout", str(ca_key), "-out", str(self.ca_file), "-days", days,
-             "-subj", f"/CN=scim-ldap 389-DS test CA {secrets.token_hex(4)}"],
-            "openssl req (CA)",
-        )  # fmt: skip
-        self._run(
-            [openssl, "req", "-new", "-config", str(config), "-newkey", "rsa:2048", "-nodes",
-             "-keyout", str(server_key), "-out", str(csr), "-subj", f"/CN={_TLS_HOST}"],
-            "openssl req (server)",
-        )  # fmt: skip
-        self._run(
-            [openssl, "x509", "-req", "-in", str(csr), "-CA", str(self.ca_file),
-             "-CAkey", str(ca_key), "-set_serial", "0x" + secrets.token_hex(8), "-days", days,
-             "-extfile", str(config), "-extensions", "server", "-out", str(cert)],
-            "openssl x509",
-        )  # fmt: skip
-        self._run(
-            [openssl, "pkcs12", "-export", "-in", str(cert), "-inkey", str(server_key),
-             "-name", _SERVER_CERT, "-passout", f"pass:{secret}", "-out", str(bundle)],
+            [_find_binary("openssl"), "pkcs12", "-export", "-in", str(tls.cert_file),
+             "-inkey", str(tls.key_file), "-name", _SERVER_CERT, "-passout", f"pass:{secret}",
+             "-out", str(bundle)],
             "openssl pkcs12",
         )  # fmt: skip
-        for key in (ca_key, server_key):
-            key.chmod(0o600)
         nss_password = secrets.token_hex(16)
         password_file = self.config_dir / "pwdfile.txt"
         password_file.write_text(nss_password, encoding="utf-8")
@@ -989,8 +946,7 @@ class DirsrvInstance(Launcher):
              "-k", str(password_file), "-W", secret],
             "pk12util",
         )  # fmt: skip
-        for path in (bundle, csr):
-            path.unlink()
+        bundle.unlink()
 
     def _write_schema(self) -> None:
         """(Re)write ``schema/60scim.ldif`` from :data:`SCIM_SCHEMA`."""

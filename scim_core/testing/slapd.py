@@ -258,13 +258,21 @@ subjectAltName = @names
 """
 
 
-def make_tls_files(folder: Path | str, names: Sequence[str] = _TLS_NAMES) -> TlsFiles:
+def make_tls_files(
+    folder: Path | str,
+    names: Sequence[str] = _TLS_NAMES,
+    *,
+    rsa: bool = False,
+    days: int = _TLS_DAYS,
+) -> TlsFiles:
     """Create a CA and a server certificate for ``names`` in ``folder`` with ``openssl``.
 
-    Development and tests only: the keys are unencrypted P-256 keys, valid for a year.
+    Development and tests only: the keys are unencrypted P-256 keys (the server's an RSA
+    2048-bit one with ``rsa``), valid for ``days`` days.
 
     :param folder: where ``ca.crt``, ``ca.key``, ``server.crt`` and ``server.key`` go.
-    :param names: the certificate's subjectAltName entries (IP addresses or DNS names).
+    :param names: the certificate's subjectAltName entries (IP addresses or DNS names); the
+        first is its subject's CN.
     :returns: the paths of the CA certificate, the server certificate and its key.
     :raises SlapdNotFoundError: when the ``openssl`` command is missing.
     :raises SlapdError: when ``openssl`` fails.
@@ -286,28 +294,25 @@ def make_tls_files(folder: Path | str, names: Sequence[str] = _TLS_NAMES) -> Tls
         except ValueError:
             entries.append(f"DNS.{number} = {name}")
     config.write_text(_OPENSSL_CONFIG + "\n".join(entries) + "\n", encoding="utf-8")
-    new_key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
+    ec_key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
+    server_key = ["-newkey", "rsa:2048", "-nodes"] if rsa else ec_key
     commands = [
-        [tool, "req", "-x509", "-config", str(config), "-extensions", "ca", *new_key,
+        [tool, "req", "-x509", "-config", str(config), "-extensions", "ca", *ec_key,
          "-keyout", str(folder / "ca.key"), "-out", str(files.ca_file),
-         "-days", str(_TLS_DAYS), "-subj", "/CN=scim-ldap test CA " + os.urandom(4).hex()],
-        [tool, "req", "-new", "-config", str(config), *new_key,
+         "-days", str(days), "-subj", "/CN=scim-ldap test CA " + os.urandom(4).hex()],
+        [tool, "req", "-new", "-config", str(config), *server_key,
          "-keyout", str(files.key_file), "-out", str(folder / "server.csr"),
          "-subj", f"/CN={names[0]}"],
         [tool, "x509", "-req", "-in", str(folder / "server.csr"), "-CA", str(files.ca_file),
          "-CAkey", str(folder / "ca.key"), "-set_serial", "0x" + os.urandom(8).hex(),
-         "-days", str(_TLS_DAYS), "-extfile", str(config), "-extensions", "server",
+         "-days", str(days), "-extfile", str(config), "-extensions", "server",
          "-out", str(files.cert_file)],
     ]  # fmt: skip
     for command in commands:
-        result = subprocess.run(command, capture_output=True, check=False, stdin=subprocess.DEVNULL)
-        if result.returncode != 0:
-            output = (result.stdout + result.stderr).decode("utf-8", "replace").strip()
-            raise SlapdError(
-                f"{' '.join(command[:3])} failed (exit {result.returncode}):\n{output}"
-            )
+        run_tool(command, "openssl " + " ".join(command[1:3]), SlapdError, env=os.environ)
     for key in (folder / "ca.key", files.key_file):
         key.chmod(0o600)
+    (folder / "server.csr").unlink()
     return files
 
 
