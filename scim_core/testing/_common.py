@@ -16,9 +16,10 @@ import socket
 import ssl
 import subprocess
 import sys
+import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any, Protocol, Self
@@ -28,6 +29,7 @@ __all__ = [
     "Launcher",
     "answers",
     "find_binary",
+    "run_tool",
     "serve_in_foreground",
     "service_settings",
     "simple_bind",
@@ -305,6 +307,7 @@ class Launcher:
     starts it and leaving closes it (also when the start fails half-way)."""
 
     _proc: subprocess.Popen[bytes] | None = None
+    _directory: Path
 
     def start(self) -> Self:  # overridden by each launcher
         raise NotImplementedError
@@ -375,6 +378,16 @@ class Launcher:
         """What the interpreter's exit does to an instance still running."""
         self.stop()
 
+    def _use_folder(self, directory: Path | str | None, prefix: str) -> None:
+        """Work in ``directory``, or in a new temporary folder :meth:`_remove_folder` removes."""
+        self._owns_directory = directory is None
+        folder = tempfile.mkdtemp(prefix=prefix) if directory is None else directory
+        self._directory = Path(folder).resolve()
+
+    def _remove_folder(self) -> None:
+        if self._owns_directory:
+            shutil.rmtree(self._directory, ignore_errors=True)
+
     def _spawn(
         self, command: Sequence[str], log_file: Path, where: str, **popen: Any
     ) -> subprocess.Popen[bytes]:
@@ -390,6 +403,42 @@ class Launcher:
         self._proc = proc
         _running.add(self)
         return proc
+
+    def _await_answer(
+        self,
+        proc: subprocess.Popen[bytes],
+        log: Path,
+        answered: Callable[[], bool],
+        error: type[Exception],
+        *,
+        timeout: float,
+        interval: float,
+        give_up: Callable[[], None],
+        explain: Callable[[str], str] = lambda log: "",
+    ) -> None:
+        """Wait until ``answered()``; when ``proc`` exits first or ``timeout`` seconds pass,
+        ``give_up()`` and raise ``error`` with the tail of ``log`` (and ``explain(tail)``, a
+        likely cause read from it)."""
+        what = Path(str(proc.args[0])).name  # type: ignore[index]  # _spawn's command list
+        url = getattr(self, "url", "?")
+        deadline = time.monotonic() + timeout
+        while True:
+            if proc.poll() is not None:
+                give_up()
+                last = tail(log)
+                raise error(
+                    f"{what} exited with status {proc.returncode} on {url}{explain(last)}; "
+                    f"log {log}:\n{last}"
+                )
+            if answered():
+                return
+            if time.monotonic() > deadline:
+                give_up()
+                raise error(
+                    f"{what} did not answer on {url} within {timeout:.0f} s; "
+                    f"log {log}:\n{tail(log)}"
+                )
+            time.sleep(interval)
 
     def _forget(self) -> None:
         self._proc = None
@@ -409,6 +458,33 @@ class Launcher:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def run_tool(
+    command: Sequence[str],
+    what: str,
+    error: type[Exception],
+    *,
+    env: Mapping[str, str],
+    timeout: float | None = None,
+) -> str:
+    """Run a directory's tool quietly and return its output; raise ``error`` with the output
+    when it fails or does not finish within ``timeout`` seconds."""
+    try:
+        result = subprocess.run(
+            command,
+            capture_output=True,
+            check=False,
+            stdin=subprocess.DEVNULL,
+            timeout=timeout,
+            env=env,
+        )
+    except subprocess.TimeoutExpired as failure:
+        raise error(f"{what} did not finish within {timeout:.0f} s") from failure
+    output = (result.stdout + result.stderr).decode("utf-8", "replace").strip()
+    if result.returncode != 0:
+        raise error(f"{what} failed (exit {result.returncode}):\n{output[-4000:]}")
+    return output
 
 
 def bind_checked(

@@ -69,7 +69,6 @@ import secrets
 import shutil
 import socket
 import subprocess
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -81,10 +80,16 @@ from scim_core.testing._common import (
     answers,
     bind_checked,
     find_binary,
+    run_tool,
     serve_in_foreground,
-    tail,
 )
-from scim_core.testing.slapd import SCIM_SCHEMA, find_free_port, schema_statements
+from scim_core.testing.slapd import (
+    SCIM_SCHEMA,
+    SlapdError,
+    find_free_port,
+    make_tls_files,
+    schema_statements,
+)
 
 __all__ = [
     "ADMIN_PASSWORD",
@@ -126,26 +131,6 @@ _EXTRA_INDEXES = (
     ("scimExternalId", ["eq"]),
     ("displayName", ["eq", "pres"]),
 )
-_OPENSSL_CONFIG = """\
-[req]
-distinguished_name = subject
-prompt = no
-[subject]
-CN = scim-ldap 389-DS test
-[ca]
-basicConstraints = critical, CA:TRUE
-keyUsage = critical, keyCertSign, cRLSign
-subjectKeyIdentifier = hash
-authorityKeyIdentifier = keyid:always
-[server]
-basicConstraints = critical, CA:FALSE
-keyUsage = critical, digitalSignature, keyEncipherment
-extendedKeyUsage = serverAuth
-subjectKeyIdentifier = hash
-authorityKeyIdentifier = keyid, issuer
-subjectAltName = @names
-[names]
-"""
 #: ns-slapd's default error log level (``SLAPD_DEFAULT_ERRORLOG_LEVEL`` in slap.h, as
 #: ``dscontainer`` passes it): ``-d`` keeps ns-slapd in the foreground, and ``-d 0`` would
 #: silence the error log.
@@ -381,12 +366,7 @@ class DirsrvInstance(Launcher):
             raise ValueError(f"invalid 389 instance name {name!r} (letters, digits, - and _)")
         if db_lib not in ("bdb", "mdb"):
             raise ValueError("db_lib must be 'bdb' or 'mdb'")
-        self._owns_directory = directory is None
-        self._directory = (
-            Path(tempfile.mkdtemp(prefix="scim-dirsrv-"))
-            if directory is None
-            else Path(directory).resolve()
-        )
+        self._use_folder(directory, "scim-dirsrv-")
         if (
             self._directory.is_dir()
             and not (self._directory / _OWNER_MARKER).is_file()
@@ -550,8 +530,7 @@ class DirsrvInstance(Launcher):
         the whole folder when this object made it, else what it put there."""
         self.stop()
         self._remove_instance()
-        if self._owns_directory:
-            shutil.rmtree(self._directory, ignore_errors=True)
+        self._remove_folder()
 
     # -- data -------------------------------------------------------------------------------
 
@@ -649,21 +628,7 @@ class DirsrvInstance(Launcher):
     def _run(self, command: Sequence[str], what: str, *, timeout: float = _TOOL_TIMEOUT) -> str:
         """Run a tool quietly in :meth:`tool_environment`; raise :class:`DirsrvError` with its
         output on failure, else return its output."""
-        try:
-            result = subprocess.run(
-                command,
-                capture_output=True,
-                check=False,
-                stdin=subprocess.DEVNULL,
-                timeout=timeout,
-                env=self.tool_environment(),
-            )
-        except subprocess.TimeoutExpired as error:
-            raise DirsrvError(f"{what} did not finish within {timeout:.0f} s") from error
-        output = (result.stdout + result.stderr).decode("utf-8", "replace").strip()
-        if result.returncode != 0:
-            raise DirsrvError(f"{what} failed (exit {result.returncode}):\n{output[-4000:]}")
-        return output
+        return run_tool(command, what, DirsrvError, env=self.tool_environment(), timeout=timeout)
 
     # -- creation ---------------------------------------------------------------------------
 
@@ -944,52 +909,23 @@ class DirsrvInstance(Launcher):
         a password, given to ns-slapd by ``pin.txt`` (as ``dscreate`` does).
         """
         folder = self._directory / "tls"
-        folder.mkdir(parents=True, exist_ok=True)
         names = [_TLS_HOST, _LISTEN_HOST]
         # OpenLDAP's client tools check a certificate for ldaps://localhost against this
         # machine's host name instead of "localhost".
         host = socket.gethostname()
         if host and re.fullmatch(r"[A-Za-z0-9.-]+", host) and host not in names:
             names.append(host)
-        config = folder / "openssl.cnf"
-        config.write_text(
-            _OPENSSL_CONFIG
-            + "".join(
-                f"{'IP' if name == _LISTEN_HOST else 'DNS'}.{number} = {name}\n"
-                for number, name in enumerate(names, start=1)
-            ),
-            encoding="utf-8",
-        )
-        openssl = _find_binary("openssl")
-        ca_key, server_key = folder / "ca.key", folder / "server.key"
-        csr, cert, bundle = folder / "server.csr", folder / "server.crt", folder / "server.p12"
-        days = str(_TLS_DAYS)
-        secret = secrets.token_hex(16)
+        try:
+            tls = make_tls_files(folder, names, rsa=True, days=_TLS_DAYS)
+        except SlapdError as failure:
+            raise DirsrvError(str(failure)) from None
+        bundle, secret = folder / "server.p12", secrets.token_hex(16)
         self._run(
-            [openssl, "req", "-x509", "-config", str(config), "-extensions", "ca",
-             "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-             "-keyout", str(ca_key), "-out", str(self.ca_file), "-days", days,
-             "-subj", f"/CN=scim-ldap 389-DS test CA {secrets.token_hex(4)}"],
-            "openssl req (CA)",
-        )  # fmt: skip
-        self._run(
-            [openssl, "req", "-new", "-config", str(config), "-newkey", "rsa:2048", "-nodes",
-             "-keyout", str(server_key), "-out", str(csr), "-subj", f"/CN={_TLS_HOST}"],
-            "openssl req (server)",
-        )  # fmt: skip
-        self._run(
-            [openssl, "x509", "-req", "-in", str(csr), "-CA", str(self.ca_file),
-             "-CAkey", str(ca_key), "-set_serial", "0x" + secrets.token_hex(8), "-days", days,
-             "-extfile", str(config), "-extensions", "server", "-out", str(cert)],
-            "openssl x509",
-        )  # fmt: skip
-        self._run(
-            [openssl, "pkcs12", "-export", "-in", str(cert), "-inkey", str(server_key),
-             "-name", _SERVER_CERT, "-passout", f"pass:{secret}", "-out", str(bundle)],
+            [_find_binary("openssl"), "pkcs12", "-export", "-in", str(tls.cert_file),
+             "-inkey", str(tls.key_file), "-name", _SERVER_CERT, "-passout", f"pass:{secret}",
+             "-out", str(bundle)],
             "openssl pkcs12",
         )  # fmt: skip
-        for key in (ca_key, server_key):
-            key.chmod(0o600)
         nss_password = secrets.token_hex(16)
         password_file = self.config_dir / "pwdfile.txt"
         password_file.write_text(nss_password, encoding="utf-8")
@@ -1010,8 +946,7 @@ class DirsrvInstance(Launcher):
              "-k", str(password_file), "-W", secret],
             "pk12util",
         )  # fmt: skip
-        for path in (bundle, csr):
-            path.unlink()
+        bundle.unlink()
 
     def _write_schema(self) -> None:
         """(Re)write ``schema/60scim.ldif`` from :data:`SCIM_SCHEMA`."""
@@ -1054,25 +989,17 @@ class DirsrvInstance(Launcher):
             self.log_file,
             self.url,
         )
-        deadline = time.monotonic() + _START_TIMEOUT
-        while True:
-            if proc.poll() is not None:
-                self._forget()
-                raise DirsrvError(
-                    f"ns-slapd exited with status {proc.returncode} on {self.url}; "
-                    f"log {self.log_file}:\n{tail(self.log_file)}"
-                )
-            # The CA is this folder's own: a server whose certificate it verifies is ours.
-            if self._answers():
-                self.timings["launch"] = time.monotonic() - began
-                return
-            if time.monotonic() > deadline:
-                self.stop(timeout=5)
-                raise DirsrvError(
-                    f"ns-slapd did not answer on {self.url} within {_START_TIMEOUT:.0f} s; "
-                    f"log {self.log_file}:\n{tail(self.log_file)}"
-                )
-            time.sleep(0.02)
+        # The CA is this folder's own: a server whose certificate it verifies is ours.
+        self._await_answer(
+            proc,
+            self.log_file,
+            self._answers,
+            DirsrvError,
+            timeout=_START_TIMEOUT,
+            interval=0.02,
+            give_up=lambda: self.stop(timeout=5),
+        )
+        self.timings["launch"] = time.monotonic() - began
 
     def _answers(self) -> bool:
         """Whether both listeners answer an anonymous bind (LDAPS verified with our CA)."""

@@ -51,7 +51,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
@@ -63,8 +62,8 @@ from scim_core.testing._common import (
     answers,
     bind_checked,
     find_binary,
+    run_tool,
     serve_in_foreground,
-    tail,
 )
 from scim_core.testing.slapd import make_tls_files
 
@@ -231,12 +230,7 @@ class SambaDcInstance(Launcher):
         if address.version != 4 or not address.is_loopback:
             raise ValueError(f"host must be a loopback IPv4 address (127.x.y.z), not {host}")
         self._host = str(address)
-        self._owns_directory = directory is None
-        self._directory = (
-            Path(tempfile.mkdtemp(prefix="scim-samba-"))
-            if directory is None
-            else Path(directory).resolve()
-        )
+        self._use_folder(directory, "scim-samba-")
         self._seed = seed
         self._proc: subprocess.Popen[bytes] | None = None
         self._added_address = False
@@ -365,8 +359,7 @@ class SambaDcInstance(Launcher):
         instance created it."""
         self.stop()
         self._release_address()
-        if self._owns_directory:
-            shutil.rmtree(self._directory, ignore_errors=True)
+        self._remove_folder()
 
     # -- address ----------------------------------------------------------------------------
 
@@ -577,23 +570,13 @@ class SambaDcInstance(Launcher):
 
     def _run(self, command: Sequence[str], what: str, *, timeout: float) -> str:
         """Run a Samba tool quietly; raise :class:`SambaError` with its output on failure."""
+        env = dict(os.environ, LC_ALL="C.UTF-8", EDITOR="/bin/false")
         try:
-            result = subprocess.run(
-                command,
-                capture_output=True,
-                check=False,
-                stdin=subprocess.DEVNULL,
-                timeout=timeout,
-                env=dict(os.environ, LC_ALL="C.UTF-8", EDITOR="/bin/false"),
-            )
-        except subprocess.TimeoutExpired as error:
-            raise SambaError(f"{what} did not finish within {timeout:.0f} s") from error
-        output = (result.stdout + result.stderr).decode("utf-8", "replace").strip()
-        if result.returncode != 0:
-            if "samba-ad-provision" in output:
-                raise SambaNotFoundError(f"{what} failed: {_INSTALL_HINT}\n{output[-2000:]}")
-            raise SambaError(f"{what} failed (exit {result.returncode}):\n{output[-4000:]}")
-        return output
+            return run_tool(command, what, SambaError, env=env, timeout=timeout)
+        except SambaError as failure:
+            if "samba-ad-provision" in str(failure):
+                raise SambaNotFoundError(f"{what} failed: {_INSTALL_HINT}\n{failure}") from None
+            raise
 
     # -- process ----------------------------------------------------------------------------
 
@@ -608,25 +591,17 @@ class SambaDcInstance(Launcher):
             # process holds stops samba even when this process dies without cleaning up.
             stdin=subprocess.PIPE,
         )
-        deadline = time.monotonic() + _START_TIMEOUT
-        while True:
-            if proc.poll() is not None:
-                self.stop()
-                last_lines = tail(self.log_file)
-                raise SambaError(
-                    f"samba exited with status {proc.returncode} on {self._host}"
-                    f"{_exit_hint(last_lines)}; log {self.log_file}:\n{last_lines}"
-                )
-            # The CA is this folder's own: an answer verified with it is this DC's.
-            if answers(self._host, _LDAPS_PORT, ca_file=self.ca_file, timeout=0.5):
-                return
-            if time.monotonic() > deadline:
-                self.stop()
-                raise SambaError(
-                    f"samba did not answer on {self.url} within {_START_TIMEOUT:.0f} s; "
-                    f"log {self.log_file}:\n{tail(self.log_file)}"
-                )
-            time.sleep(0.05)
+        # The CA is this folder's own: an answer verified with it is this DC's.
+        self._await_answer(
+            proc,
+            self.log_file,
+            lambda: answers(self._host, _LDAPS_PORT, ca_file=self.ca_file, timeout=0.5),
+            SambaError,
+            timeout=_START_TIMEOUT,
+            interval=0.05,
+            give_up=self.stop,
+            explain=_exit_hint,
+        )
 
 
 def _exit_hint(log: str) -> str:

@@ -43,8 +43,6 @@ import random
 import shutil
 import socket
 import subprocess
-import tempfile
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from ipaddress import ip_address
@@ -55,6 +53,7 @@ from scim_core.testing._common import (
     Launcher,
     answers,
     find_binary,
+    run_tool,
     serve_in_foreground,
     tail,
 )
@@ -259,13 +258,21 @@ subjectAltName = @names
 """
 
 
-def make_tls_files(folder: Path | str, names: Sequence[str] = _TLS_NAMES) -> TlsFiles:
+def make_tls_files(
+    folder: Path | str,
+    names: Sequence[str] = _TLS_NAMES,
+    *,
+    rsa: bool = False,
+    days: int = _TLS_DAYS,
+) -> TlsFiles:
     """Create a CA and a server certificate for ``names`` in ``folder`` with ``openssl``.
 
-    Development and tests only: the keys are unencrypted P-256 keys, valid for a year.
+    Development and tests only: the keys are unencrypted P-256 keys (the server's an RSA
+    2048-bit one with ``rsa``), valid for ``days`` days.
 
     :param folder: where ``ca.crt``, ``ca.key``, ``server.crt`` and ``server.key`` go.
-    :param names: the certificate's subjectAltName entries (IP addresses or DNS names).
+    :param names: the certificate's subjectAltName entries (IP addresses or DNS names); the
+        first is its subject's CN.
     :returns: the paths of the CA certificate, the server certificate and its key.
     :raises SlapdNotFoundError: when the ``openssl`` command is missing.
     :raises SlapdError: when ``openssl`` fails.
@@ -287,28 +294,25 @@ def make_tls_files(folder: Path | str, names: Sequence[str] = _TLS_NAMES) -> Tls
         except ValueError:
             entries.append(f"DNS.{number} = {name}")
     config.write_text(_OPENSSL_CONFIG + "\n".join(entries) + "\n", encoding="utf-8")
-    new_key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
+    ec_key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
+    server_key = ["-newkey", "rsa:2048", "-nodes"] if rsa else ec_key
     commands = [
-        [tool, "req", "-x509", "-config", str(config), "-extensions", "ca", *new_key,
+        [tool, "req", "-x509", "-config", str(config), "-extensions", "ca", *ec_key,
          "-keyout", str(folder / "ca.key"), "-out", str(files.ca_file),
-         "-days", str(_TLS_DAYS), "-subj", "/CN=scim-ldap test CA " + os.urandom(4).hex()],
-        [tool, "req", "-new", "-config", str(config), *new_key,
+         "-days", str(days), "-subj", "/CN=scim-ldap test CA " + os.urandom(4).hex()],
+        [tool, "req", "-new", "-config", str(config), *server_key,
          "-keyout", str(files.key_file), "-out", str(folder / "server.csr"),
          "-subj", f"/CN={names[0]}"],
         [tool, "x509", "-req", "-in", str(folder / "server.csr"), "-CA", str(files.ca_file),
          "-CAkey", str(folder / "ca.key"), "-set_serial", "0x" + os.urandom(8).hex(),
-         "-days", str(_TLS_DAYS), "-extfile", str(config), "-extensions", "server",
+         "-days", str(days), "-extfile", str(config), "-extensions", "server",
          "-out", str(files.cert_file)],
     ]  # fmt: skip
     for command in commands:
-        result = subprocess.run(command, capture_output=True, check=False, stdin=subprocess.DEVNULL)
-        if result.returncode != 0:
-            output = (result.stdout + result.stderr).decode("utf-8", "replace").strip()
-            raise SlapdError(
-                f"{' '.join(command[:3])} failed (exit {result.returncode}):\n{output}"
-            )
+        run_tool(command, "openssl " + " ".join(command[1:3]), SlapdError, env=os.environ)
     for key in (folder / "ca.key", files.key_file):
         key.chmod(0o600)
+    (folder / "server.csr").unlink()
     return files
 
 
@@ -410,12 +414,7 @@ class SlapdInstance(Launcher):
             raise ValueError("server_id must be between 1 and 4095")
         if peers and server_id is None:
             raise ValueError("replication peers need a server_id")
-        self._owns_directory = directory is None
-        self._directory = (
-            Path(tempfile.mkdtemp(prefix="scim-slapd-"))
-            if directory is None
-            else Path(directory).resolve()
-        )
+        self._use_folder(directory, "scim-slapd-")
         self._auto_port = port is None
         self._port = find_free_port() if port is None else port
         self._seed = seed
@@ -611,8 +610,7 @@ class SlapdInstance(Launcher):
     def close(self) -> None:
         """Stop slapd and remove the folder when this instance created it."""
         self.stop()
-        if self._owns_directory:
-            shutil.rmtree(self._directory, ignore_errors=True)
+        self._remove_folder()
 
     # -- data -------------------------------------------------------------------------------
 
@@ -648,13 +646,7 @@ class SlapdInstance(Launcher):
 
     def _run(self, command: Sequence[str], what: str) -> None:
         """Run an OpenLDAP tool quietly; raise :class:`SlapdError` with its output on failure."""
-        env = dict(os.environ, LDAPNOINIT="1")
-        result = subprocess.run(
-            command, capture_output=True, env=env, check=False, stdin=subprocess.DEVNULL
-        )
-        if result.returncode != 0:
-            output = (result.stdout + result.stderr).decode("utf-8", "replace").strip()
-            raise SlapdError(f"{what} failed (exit {result.returncode}):\n{output}")
+        run_tool(command, what, SlapdError, env=dict(os.environ, LDAPNOINIT="1"))
 
     # -- process ----------------------------------------------------------------------------
 
@@ -664,25 +656,17 @@ class SlapdInstance(Launcher):
         proc = self._spawn(
             [slapd, "-d", "none", "-h", listeners, "-f", str(self.config_file)], self._log, self.url
         )
-        deadline = time.monotonic() + _START_TIMEOUT
-        while True:
-            if proc.poll() is not None:
-                self._forget()
-                raise SlapdError(
-                    f"slapd exited with status {proc.returncode} on {self.url}; "
-                    f"log {self._log}:\n{tail(self._log)}"
-                )
-            # slapd writes its pid file only after binding the port: a server answering before
-            # that is someone else's (a port race with a parallel session), not ours.
-            if self._pid_file_holds(proc.pid) and answers(_HOST, self._port, timeout=0.25):
-                return
-            if time.monotonic() > deadline:
-                self.kill()
-                raise SlapdError(
-                    f"slapd did not answer on {self.url} within "
-                    f"{_START_TIMEOUT:.0f} s; log {self._log}:\n{tail(self._log)}"
-                )
-            time.sleep(0.01)
+        # slapd writes its pid file only after binding the port: a server answering before
+        # that is someone else's (a port race with a parallel session), not ours.
+        self._await_answer(
+            proc,
+            self._log,
+            lambda: self._pid_file_holds(proc.pid) and answers(_HOST, self._port, timeout=0.25),
+            SlapdError,
+            timeout=_START_TIMEOUT,
+            interval=0.01,
+            give_up=self.kill,
+        )
 
     def _pid_file_holds(self, pid: int) -> bool:
         """Return whether ``slapd.pid`` in the folder names ``pid``."""

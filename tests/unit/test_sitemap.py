@@ -100,6 +100,12 @@ description = "Acme's own"
             '[[user]]\nscim = "nickName"\nldap = "a"\n\n[[user]]\nscim = "locale"\nldap = "A"\n',
             "line 5: the LDAP attribute A holds two attributes",
         ),
+        (
+            # The line of the clash, with a taken-away attribute before it.
+            '[[user]]\nscim = "title"\nldap = "none"\n\n[[user]]\nscim = "nickName"\n'
+            'ldap = "displayName"\n',
+            "line 5: the LDAP attribute displayName holds displayName already",
+        ),
         ('[[users]]\nscim = "nickName"\n', "unknown table 'users'"),
         ('[[user]]\nscim = "nickName"\nldap = \n', "not valid TOML"),
         (f'[schema."{ACME}"]\nnamed = "x"\n', "takes only 'name' and 'description'"),

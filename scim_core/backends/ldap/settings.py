@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-import re
 import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from ldap3.core.exceptions import LDAPInvalidDnError
-from ldap3.utils.dn import parse_dn
-
+from scim_core.backends.ldap.bases import parse_bases, settled_bases
 from scim_core.backends.ldap.mapped import SiteMapping
 from scim_core.backends.ldap.profiles import PROFILES
 from scim_core.backends.ldap.sitemap import default_mapping, load_mapping
-from scim_core.backends.ldap.values import dn_key
 from scim_core.config import (
-    ConfigError,
     Setting,
     parse_bool,
     parse_int,
@@ -58,65 +53,6 @@ def _scope(text: str) -> str:
     return text.strip().lower()
 
 
-# Spaces around an unescaped separator, as RFC 1779 allowed and AD's tools still print them.
-_SPACED_SEPARATOR = re.compile(r"(?<!\\)\s*([,=+])\s*")
-
-
-def _key(dn: str) -> str:
-    """``dn`` in a comparable form, spaces around its separators tolerated."""
-    return dn_key(_SPACED_SEPARATOR.sub(r"\1", dn))
-
-
-def _under(dn: str, base: str) -> bool:
-    """Whether ``dn`` is ``base`` or below it (RFC 4514 DNs, compared case-insensitively)."""
-    entry, ancestor = _key(dn), _key(base)
-    return entry == ancestor or entry.endswith("," + ancestor)
-
-
-def _overlap(bases: tuple[str, ...]) -> str | None:
-    """Why ``bases`` cannot all be searched (``None``: they can): an entry under two of them
-    would be found twice."""
-    for index, base in enumerate(bases):
-        for other in bases[index + 1 :]:
-            if _under(base, other) or _under(other, base):
-                return (
-                    f"{base!r} and {other!r} overlap (one is inside the other): its entries "
-                    "would be found twice"
-                )
-    return None
-
-
-def _split_unescaped(text: str, separator: str) -> list[str]:
-    """``text`` cut at each ``separator`` no backslash escapes (RFC 4514: ``\\;`` is part of a
-    value; ``\\3B`` holds no ``;`` at all)."""
-    items: list[str] = []
-    current: list[str] = []
-    escaped = False
-    for character in text:
-        if character == separator and not escaped:
-            items.append("".join(current))
-            current = []
-            continue
-        current.append(character)
-        escaped = character == "\\" and not escaped
-    items.append("".join(current))
-    return items
-
-
-def _bases(text: str) -> tuple[str, ...]:
-    """One or more DNs separated by ``;`` (that none is inside another is checked with the
-    settings, which may also be built without this text)."""
-    bases = tuple(item.strip() for item in _split_unescaped(text, ";"))
-    for base in bases:
-        if not base:
-            raise ValueError("an empty item: a ';' with no DN on one side")
-        try:
-            parse_dn(_SPACED_SEPARATOR.sub(r"\1", base))
-        except LDAPInvalidDnError as error:
-            raise ValueError(f"{base!r} is not a DN ({error})") from None
-    return bases
-
-
 DEFAULT: Final = "default"
 """A schema-extension setting left to the directory profile's default."""
 
@@ -140,7 +76,7 @@ LDAP_SETTINGS: tuple[Setting[Any], ...] = (
     ),
     Setting(
         "SCIM_LDAP_USERS_BASE",
-        _bases,
+        parse_bases,
         None,
         "Where users live: one DN, or several separated by `;` (none inside another; a `;` "
         "in a value is escaped, `\\;` or `\\3B`).",
@@ -148,7 +84,7 @@ LDAP_SETTINGS: tuple[Setting[Any], ...] = (
     ),
     Setting(
         "SCIM_LDAP_GROUPS_BASE",
-        _bases,
+        parse_bases,
         None,
         "Where groups live: one DN or several, as SCIM_LDAP_USERS_BASE.",
         required=True,
@@ -309,6 +245,15 @@ LDAP_SETTINGS: tuple[Setting[Any], ...] = (
 )
 
 
+#: The settings whose field is not their name without ``SCIM_LDAP_``, lower-case.
+_FIELDS: Final = {
+    "SCIM_LDAP_URL": "urls",
+    "SCIM_LDAP_USERS_BASE": "users_bases",
+    "SCIM_LDAP_GROUPS_BASE": "groups_bases",
+    "SCIM_LDAP_GROUP_PLACEHOLDER_DN": "placeholder_dn",
+}
+
+
 @dataclass(frozen=True)
 class LdapSettings:
     """Validated LDAP plugin settings (``mapping``: the site's mapping file, which extends
@@ -372,25 +317,16 @@ class LdapSettings:
                 object.__setattr__(self, name, None)
 
     def _settle_bases(self, kind: str) -> None:
-        """Fill in ``<kind>_bases`` and ``new_<kind>_base``; refuse a new-entries base the
-        service would not search (an entry created there could never be found again)."""
-        variable = f"SCIM_LDAP_{kind.upper()}_BASE"
-        base = getattr(self, f"{kind}_base")
-        bases = getattr(self, f"{kind}_bases") or (base,)
-        if _key(bases[0]) != _key(base):
-            raise ConfigError(f"{variable}: {kind}_base must be the first of {kind}_bases.")
-        overlap = _overlap(bases)
-        if overlap:
-            raise ConfigError(f"{variable}: {overlap}.")
+        """Fill in ``<kind>_bases`` and ``new_<kind>_base`` (see :func:`settled_bases`)."""
+        bases, new_base = settled_bases(
+            kind,
+            getattr(self, f"{kind}_base"),
+            getattr(self, f"{kind}_bases"),
+            getattr(self, f"new_{kind}_base"),
+            subtree=getattr(self, f"{kind}_scope") == "sub",
+        )
         object.__setattr__(self, f"{kind}_bases", bases)
-        new_base = getattr(self, f"new_{kind}_base") or base
         object.__setattr__(self, f"new_{kind}_base", new_base)
-        sub = getattr(self, f"{kind}_scope") == "sub"
-        if not any(_under(new_base, b) if sub else _key(new_base) == _key(b) for b in bases):
-            raise ConfigError(
-                f"SCIM_LDAP_NEW_{kind.upper()}_BASE must be a {variable} or, with "
-                f"SCIM_LDAP_{kind.upper()}_SCOPE=sub, an entry below one."
-            )
 
     def __repr__(self) -> str:
         return f"LdapSettings(urls={self.urls!r}, bind_dn={self.bind_dn!r}, ...)"
@@ -398,41 +334,14 @@ class LdapSettings:
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> LdapSettings:
         """Read ``SCIM_LDAP_*``; :class:`~scim_core.config.ConfigError` names a bad one."""
-        v = read_settings(LDAP_SETTINGS, environ)
-        dialect = v["SCIM_LDAP_DIALECT"]
-        mapping_file = v["SCIM_MAPPING_FILE"]
-        base = default_mapping(dialect)
+        values = read_settings(LDAP_SETTINGS, environ)
+        mapping_file = values.pop("SCIM_MAPPING_FILE")
+        base = default_mapping(values["SCIM_LDAP_DIALECT"])
         mapping = load_mapping(mapping_file, base) if mapping_file else SiteMapping()
-        return cls(
-            mapping=mapping,
-            urls=v["SCIM_LDAP_URL"],
-            bind_dn=v["SCIM_LDAP_BIND_DN"],
-            bind_password=v["SCIM_LDAP_BIND_PASSWORD"],
-            users_base=v["SCIM_LDAP_USERS_BASE"][0],
-            groups_base=v["SCIM_LDAP_GROUPS_BASE"][0],
-            users_bases=v["SCIM_LDAP_USERS_BASE"],
-            groups_bases=v["SCIM_LDAP_GROUPS_BASE"],
-            dialect=v["SCIM_LDAP_DIALECT"],
-            users_scope=v["SCIM_LDAP_USERS_SCOPE"],
-            groups_scope=v["SCIM_LDAP_GROUPS_SCOPE"],
-            new_users_base=v["SCIM_LDAP_NEW_USERS_BASE"],
-            new_groups_base=v["SCIM_LDAP_NEW_GROUPS_BASE"],
-            start_tls=v["SCIM_LDAP_START_TLS"],
-            ca_file=v["SCIM_LDAP_CA_FILE"],
-            connect_timeout=v["SCIM_LDAP_CONNECT_TIMEOUT"],
-            timeout=v["SCIM_LDAP_TIMEOUT"],
-            fast_path=v["SCIM_LDAP_FAST_PATH"],
-            external_id_attribute=v["SCIM_LDAP_EXTERNAL_ID_ATTRIBUTE"],
-            external_id_object_class=v["SCIM_LDAP_EXTERNAL_ID_OBJECT_CLASS"],
-            no_primary_email_attribute=v["SCIM_LDAP_NO_PRIMARY_EMAIL_ATTRIBUTE"],
-            placeholder_dn=v["SCIM_LDAP_GROUP_PLACEHOLDER_DN"],
-            vlv_per_connection=v["SCIM_LDAP_VLV_PER_CONNECTION"],
-            max_members=v["SCIM_LDAP_MAX_MEMBERS"],
-            password_on_add=v["SCIM_LDAP_PASSWORD_ON_ADD"],
-            pending_attribute=v["SCIM_LDAP_PENDING_ATTRIBUTE"],
-            user_name_attribute=v["SCIM_LDAP_USER_NAME_ATTRIBUTE"],
-            group_display_name_attribute=v["SCIM_LDAP_GROUP_DISPLAY_NAME_ATTRIBUTE"],
-            group_object_class=v["SCIM_LDAP_GROUP_OBJECT_CLASS"],
-            dry_run=v["SCIM_LDAP_DRY_RUN"],
-            dry_run_ldif=v["SCIM_LDAP_DRY_RUN_LDIF"],
-        )
+        # Each SCIM_LDAP_X is the field x, but for the names in _FIELDS.
+        given = {
+            _FIELDS.get(name, name.removeprefix("SCIM_LDAP_").lower()): value
+            for name, value in values.items()
+        }
+        users_base, groups_base = given["users_bases"][0], given["groups_bases"][0]
+        return cls(mapping=mapping, users_base=users_base, groups_base=groups_base, **given)
