@@ -12,8 +12,10 @@ users by their userName attribute (index pages), users by their id (cursor walks
 by cn (both). A filtered list still has its matches sorted.
 
 389-DS also checks that the searching account may read the ``vlvSearch`` entry, and refuses a
-search matching it (insufficient access) when it may not: each entry grants the service
-account read access. A one-level ``vlvSearch`` must be added once its base exists (389-DS looks
+search matching it (insufficient access) when it may not: each entry lets every bound account
+read it, since any account sending that search (the service's, a read-only one of
+``scim-ldap check``, another tool's) would be refused otherwise. The entry tells only the
+search it serves. A one-level ``vlvSearch`` must be added once its base exists (389-DS looks
 the base up when the entry is added, and on a start). The LDIF ends with the task that builds
 the indexes from the entries already there.
 """
@@ -103,26 +105,25 @@ def _record(dn: str, *pairs: tuple[str, str]) -> str:
     return "\n".join([_line("dn", dn), *(_line(a, v) for a, v in pairs)]) + "\n"
 
 
-def _aci(account: str) -> str:
-    return (
-        '(targetattr="*")(version 3.0; acl "scim-ldap reads its VLV index"; '
-        f'allow (read, search, compare) userdn="ldap:///{account}";)'
-    )
+#: Every bound account may read the entry (and so use the index).
+_ACI = (
+    '(targetattr="*")(version 3.0; acl "VLV index of the SCIM service\'s lists"; '
+    'allow (read, search, compare) userdn="ldap:///all";)'
+)
 
 
 def vlv_index_ldif(settings: LdapSettings, backend: str = "userRoot") -> str:
     """The LDIF a 389-DS administrator adds (as the Directory Manager) for :func:`vlv_searches`:
     the ``vlvSearch`` and ``vlvIndex`` entries under ``backend`` (the backend holding the
-    bases), each search readable by the service account (``SCIM_LDAP_BIND_DN``), then the task
-    building every index.
+    bases), each search readable by every bound account, then the task building every index.
 
     :raises ValueError: for a dialect without VLV indexes.
     """
     searches = vlv_searches(settings)
     parent = f"cn={backend},cn=ldbm database,cn=plugins,cn=config"
     records = [
-        "# VLV indexes for the SCIM service's list searches on 389 Directory Server: its bases,\n"
-        "# scopes and account as configured (SCIM_LDAP_*). Add it as the Directory Manager once\n"
+        "# VLV indexes for the SCIM service's list searches on 389 Directory Server, for its\n"
+        "# bases and scopes as configured (SCIM_LDAP_*). Add it as the Directory Manager once\n"
         "# the bases exist (ldapadd -x -D 'cn=Directory Manager' -W -H ldap://HOST -f vlv.ldif);\n"
         "# its last entry starts the task that builds the indexes. Then\n"
         f"# `dsconf INSTANCE backend vlv-index list {backend}` shows vlvEnabled: 1 for each.\n"
@@ -139,7 +140,7 @@ def vlv_index_ldif(settings: LdapSettings, backend: str = "userRoot") -> str:
                 ("vlvBase", search.base),
                 ("vlvScope", str(_SCOPES[search.scope])),
                 ("vlvFilter", search.search_filter),
-                ("aci", _aci(settings.bind_dn)),
+                ("aci", _ACI),
             )
         )
         for name, sort in zip(search.index_names(), search.sorts, strict=True):
