@@ -329,8 +329,8 @@ class DirsrvInstance(Launcher):
     The instance is a context manager: entering starts it, leaving removes it (:meth:`close`).
     :meth:`stop` keeps the data, so :meth:`start` brings the same directory back on the same
     ports. The first :meth:`start` creates the instance (about 0.3 s), starts ns-slapd (about
-    0.9 s) and seeds it (about 0.7 s); a later start takes about 1 s, :meth:`stop` one to four
-    seconds. See :attr:`timings`.
+    0.9 s) and seeds it (about 0.7 s, and 0.2 s more for the VLV indexes); a later start takes
+    about 1 s, :meth:`stop` one to four seconds. See :attr:`timings`.
 
     :param directory: the folder holding the instance (its installation prefix): new, empty or
         made by this launcher before (then reused as it is); a fresh temporary folder when
