@@ -114,7 +114,7 @@ def add_commands(commands: Any) -> None:
         "--vlv-indexes",
         action="store_true",
         help="389ds: print the VLV indexes of the service's list searches instead, for the "
-        "bases, scopes and account of its SCIM_LDAP_* environment",
+        "bases and scopes of its SCIM_LDAP_* environment",
     )
     schema.add_argument(
         "--backend",

@@ -89,3 +89,29 @@ def test_several_bases_a_subtree_scope_another_backend_and_a_non_ascii_base():
 def test_only_389ds_has_vlv_indexes(dialect):
     with pytest.raises(ValueError, match="389-DS"):
         vlv_index_ldif(settings(SCIM_LDAP_DIALECT=dialect))
+
+
+def test_the_command_prints_them_for_the_environment_and_refuses_other_directories(
+    capsys, monkeypatch
+):
+    from scim_flask.cli import main
+
+    environment = {
+        "SCIM_LDAP_URL": "ldaps://ds.example.org",
+        "SCIM_LDAP_BIND_DN": ACCOUNT,
+        "SCIM_LDAP_BIND_PASSWORD": "x",
+        "SCIM_LDAP_USERS_BASE": "ou=staff,dc=example,dc=org",
+        "SCIM_LDAP_GROUPS_BASE": "ou=teams,dc=example,dc=org",
+    }
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    assert main(["schema", "--dialect", "389ds", "--vlv-indexes", "--backend", "staff"]) == 0
+    printed = records(capsys.readouterr().out)
+    assert printed["cn=scim users,cn=staff,cn=ldbm database,cn=plugins,cn=config"]["vlvBase"] == [
+        "ou=staff,dc=example,dc=org"
+    ]
+    assert main(["schema", "--dialect", "openldap", "--vlv-indexes"]) == 2
+    assert "389-DS" in capsys.readouterr().err
+    monkeypatch.delenv("SCIM_LDAP_USERS_BASE")
+    assert main(["schema", "--dialect", "389ds", "--vlv-indexes"]) == 2
+    assert "SCIM_LDAP_USERS_BASE" in capsys.readouterr().err

@@ -76,8 +76,7 @@ def vlv_searches(settings: LdapSettings) -> list[VlvSearch]:
     if settings.dialect not in VLV_DIALECTS:
         raise ValueError(f"VLV indexes are 389-DS's; the dialect is {settings.dialect}")
     profile = PROFILES[settings.dialect]
-    walk_key = KEYSET_DIALECTS[profile.name][0]
-    user_sorts = tuple(dict.fromkeys([profile.user_name_attribute, walk_key]))
+    user_sorts = (profile.user_name_attribute, KEYSET_DIALECTS[profile.name][0])
     kinds = (
         ("users", settings.users_bases, settings.users_scope, profile.user_filter, user_sorts),
         ("groups", settings.groups_bases, settings.groups_scope, profile.group_filter, ("cn",)),
