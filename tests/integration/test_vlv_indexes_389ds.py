@@ -121,10 +121,31 @@ def backend(indexed: DirsrvInstance) -> Iterator[LdapBackend]:
     backend.close()
 
 
+def scim_ldap(*args: str, directory: DirsrvInstance) -> subprocess.CompletedProcess[str]:
+    """``scim-ldap ARGS`` with the directory's service environment."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("SCIM_")}
+    return subprocess.run(
+        [sys.executable, "-m", "scim_flask.cli", *args],
+        env={**clean, **directory.service_settings()},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def vlv_check(directory: DirsrvInstance) -> str:
+    """The ``VLV indexes`` line of ``scim-ldap check``."""
+    result = scim_ldap("check", directory=directory)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return next(line for line in result.stdout.splitlines() if line.startswith("VLV indexes"))
+
+
 def test_the_launcher_builds_an_index_for_each_list_search(indexed: DirsrvInstance) -> None:
     found = indexes(indexed)
     assert set(found) == {BY_USER_NAME, BY_USER_ID, BY_GROUP_NAME}
     assert all(enabled == "1" for enabled, _ in found.values()), found
+    assert vlv_check(indexed).split()[2] == "ok"
 
 
 def test_index_pages_are_windows_of_the_order_of_the_moment_through_writes(
@@ -191,16 +212,9 @@ def test_a_group_walk_lists_every_lasting_group_once_through_writes(
 def test_the_printed_indexes_load_into_a_running_389ds_and_serve_its_lists() -> None:
     with DirsrvInstance(vlv_indexes=False) as bare:
         assert indexes(bare) == {}
-        clean = {k: v for k, v in os.environ.items() if not k.startswith("SCIM_")}
-        printed = subprocess.run(
-            [sys.executable, "-m", "scim_flask.cli", "schema", "--dialect", "389ds",
-             "--vlv-indexes"],
-            env={**clean, **bare.service_settings()},
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )  # fmt: skip
+        missing = vlv_check(bare)
+        assert missing.split()[2] == "warning" and BY_USER_NAME in missing, missing
+        printed = scim_ldap("schema", "--dialect", "389ds", "--vlv-indexes", directory=bare)
         assert printed.returncode == 0, printed.stderr
         added = subprocess.run(
             ["ldapadd", "-x", "-H", bare.ldap_url, "-D", bare.admin_dn,
@@ -227,3 +241,4 @@ def test_the_printed_indexes_load_into_a_running_389ds_and_serve_its_lists() -> 
         assert len(users) == 3 and users == sorted(users, key=str.lower)
         assert len(groups) == 1
         assert uses(bare) == {BY_USER_NAME: 1, BY_USER_ID: user_pages, BY_GROUP_NAME: group_pages}
+        assert vlv_check(bare).split()[2] == "ok"

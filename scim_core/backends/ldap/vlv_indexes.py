@@ -17,7 +17,8 @@ read it, since any account sending that search (the service's, a read-only one o
 ``scim-ldap check``, another tool's) would be refused otherwise. The entry tells only the
 search it serves. A one-level ``vlvSearch`` must be added once its base exists (389-DS looks
 the base up when the entry is added, and on a start). The LDIF ends with the task that builds
-the indexes from the entries already there.
+the indexes from the entries already there. ``scim-ldap check`` says whether they are there
+and built (:func:`vlv_index_steps`), reading them as the service account.
 """
 
 from __future__ import annotations
@@ -25,12 +26,27 @@ from __future__ import annotations
 import base64
 import re
 from dataclasses import dataclass
+from typing import Any
 
+from ldap3 import SUBTREE, Connection
+from ldap3.core.exceptions import LDAPOperationResult
+
+from scim_core.backends.ldap import operations
+from scim_core.backends.ldap.connection import ConnectionFactory
 from scim_core.backends.ldap.keyset import KEYSET_DIALECTS
 from scim_core.backends.ldap.profiles import PROFILES
 from scim_core.backends.ldap.settings import LdapSettings
+from scim_core.backends.ldap.values import dn_key, first
+from scim_core.checks import OK, WARNING, Step
 
-__all__ = ["REINDEX_TASK_DN", "VLV_DIALECTS", "VlvSearch", "vlv_index_ldif", "vlv_searches"]
+__all__ = [
+    "REINDEX_TASK_DN",
+    "VLV_DIALECTS",
+    "VlvSearch",
+    "vlv_index_ldif",
+    "vlv_index_steps",
+    "vlv_searches",
+]
 
 #: The directory profiles that have VLV indexes.
 VLV_DIALECTS = frozenset({"389ds"})
@@ -38,6 +54,7 @@ VLV_DIALECTS = frozenset({"389ds"})
 REINDEX_TASK_DN = "cn=scim-ldap vlv indexes,cn=index,cn=tasks,cn=config"
 
 _SCOPES = {"one": 1, "sub": 2}
+_DATABASES = "cn=ldbm database,cn=plugins,cn=config"
 #: What RFC 2849 allows as a plain value (SAFE-STRING); anything else is written base64.
 _SAFE = re.compile(r"[^\0\n\r :<][^\0\n\r]*(?<! )")
 
@@ -119,7 +136,7 @@ def vlv_index_ldif(settings: LdapSettings, backend: str = "userRoot") -> str:
     :raises ValueError: for a dialect without VLV indexes.
     """
     searches = vlv_searches(settings)
-    parent = f"cn={backend},cn=ldbm database,cn=plugins,cn=config"
+    parent = f"cn={backend},{_DATABASES}"
     records = [
         "# VLV indexes for the SCIM service's list searches on 389 Directory Server, for its\n"
         "# bases and scopes as configured (SCIM_LDAP_*). Add it as the Directory Manager once\n"
@@ -164,3 +181,68 @@ def vlv_index_ldif(settings: LdapSettings, backend: str = "userRoot") -> str:
         )
     )
     return "\n".join(records)
+
+
+def _text(entry: dict[str, Any], attribute: str) -> str:
+    value = first(entry["attributes"], attribute)
+    return "" if value is None else str(value).strip()
+
+
+def vlv_index_steps(settings: LdapSettings, connections: ConnectionFactory) -> list[Step]:
+    """``scim-ldap check``'s line on 389-DS: whether each index :func:`vlv_searches` needs is
+    there (as 389-DS matches a search: base, scope, filter text and sort, case aside) and
+    built, read as the service account (the printed ACI lets it); none on other directories.
+    A missing or unbuilt index is a warning: its lists work, sorting every match."""
+    if settings.dialect not in VLV_DIALECTS:
+        return []
+
+    def read(connection: Connection) -> list[dict[str, Any]]:
+        attributes = ["vlvBase", "vlvScope", "vlvFilter", "vlvSort", "vlvEnabled"]
+        try:
+            entries, _ = operations.search(
+                connection,
+                _DATABASES,
+                "(|(objectClass=vlvSearch)(objectClass=vlvIndex))",
+                SUBTREE,
+                attributes,
+            )
+        except LDAPOperationResult:  # nothing the account may read
+            return []
+        return list(entries)
+
+    entries = connections.run(read)
+    missing, unbuilt = [], []
+    for search in vlv_searches(settings):
+        parents = [
+            dn_key(str(e["dn"]))
+            for e in entries
+            if dn_key(_text(e, "vlvBase")) == dn_key(search.base)
+            and _text(e, "vlvScope") == str(_SCOPES[search.scope])
+            and _text(e, "vlvFilter").lower() == search.search_filter.lower()
+        ]
+        for name, sort in zip(search.index_names(), search.sorts, strict=True):
+            index = next(
+                (
+                    e
+                    for e in entries
+                    if _text(e, "vlvSort").lower() == sort.lower()
+                    and dn_key(str(e["dn"])).partition(",")[2] in parents
+                ),
+                None,
+            )
+            if index is None:
+                missing.append(f"{name} ({search.base})")
+            elif _text(index, "vlvEnabled") != "1":
+                unbuilt.append(f"{name} ({search.base})")
+    if not missing and not unbuilt:
+        return [Step("VLV indexes", OK, "every list without a filter reads its index")]
+    problems = [f"missing: {', '.join(missing)}"] if missing else []
+    problems += [f"not built: {', '.join(unbuilt)}"] if unbuilt else []
+    return [
+        Step(
+            "VLV indexes",
+            WARNING,
+            "; ".join(problems) + ": those lists sort every match on every page; "
+            "`scim-ldap schema --dialect 389ds --vlv-indexes` prints them",
+        )
+    ]
