@@ -14,7 +14,9 @@ LDAP plugin (no HTTP: the directory's part and the plugin's own work):
 - ``index``: for comparison, an index page (startIndex) at the same places, snapshot reused.
 
 ``--directory 389ds`` measures a throwaway 389 Directory Server instead, loaded over LDAPS as
-its administrator (4 connections; about 300 users a second here, so keep ``--users`` small).
+its administrator (4 connections; about 300 users a second here, so keep ``--users`` small),
+with the VLV indexes its launcher makes (pages are read from them; without them every page
+sorts every match).
 
 Prints a Markdown table; ``--output FILE`` also writes it there.
 """

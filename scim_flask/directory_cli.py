@@ -6,7 +6,9 @@
   warnings included), 1 when a step failed or the directory cannot be reached (then one line),
   2 on a configuration error.
 - ``schema`` prints the service's schema extension in the form the selected directory's
-  administrator loads (:mod:`scim_core.backends.ldap.extension`).
+  administrator loads (:mod:`scim_core.backends.ldap.extension`); with ``--vlv-indexes``, the
+  389-DS VLV indexes of the service's list searches for its ``SCIM_LDAP_*`` settings
+  (:mod:`scim_core.backends.ldap.vlv_indexes`).
 
 The plugin is imported only when a command runs, so an installation without the ``ldap``
 extra says what to install.
@@ -66,7 +68,23 @@ def _schema(args: argparse.Namespace) -> int:
         dialect = dialect_setting.parse(text)
     except ValueError as error:
         return fail(f"configuration error: {dialect_setting.name}: {error}", EXIT_CONFIG)
+    if args.vlv_indexes:
+        return _vlv_indexes(dialect, args.backend)
     sys.stdout.write(schema_text(dialect))
+    return 0
+
+
+def _vlv_indexes(dialect: str, backend: str) -> int:
+    from scim_core.backends.ldap.settings import LdapSettings
+    from scim_core.backends.ldap.vlv_indexes import VLV_DIALECTS, vlv_index_ldif
+
+    if dialect not in VLV_DIALECTS:
+        return fail(f"--vlv-indexes: 389-DS has VLV indexes, {dialect} has none", EXIT_CONFIG)
+    try:
+        settings = LdapSettings.from_environ({**os.environ, "SCIM_LDAP_DIALECT": dialect})
+    except ConfigError as error:
+        return fail(f"configuration error: {error}", EXIT_CONFIG)
+    sys.stdout.write(vlv_index_ldif(settings, backend))
     return 0
 
 
@@ -91,5 +109,16 @@ def add_commands(commands: Any) -> None:
         "--dialect",
         default=None,
         help="openldap, 389ds or ad (default: SCIM_LDAP_DIALECT, else openldap)",
+    )
+    schema.add_argument(
+        "--vlv-indexes",
+        action="store_true",
+        help="389ds: print the VLV indexes of the service's list searches instead, for the "
+        "bases and scopes of its SCIM_LDAP_* environment",
+    )
+    schema.add_argument(
+        "--backend",
+        default="userRoot",
+        help="with --vlv-indexes: the 389-DS backend holding the bases (default: userRoot)",
     )
     schema.set_defaults(run=_schema)

@@ -5,8 +5,9 @@ verified), reads the rootDSE and names the directory (:mod:`~.identity`), lists 
 controls and extended operations the service uses the server offers and what the service
 falls back to without each (:mod:`~.capabilities`), checks that the users and groups bases
 exist, that the object classes and attributes the profile and the mapping files name are in
-the directory's schema (its subschema subentry), and lists a page of users and of groups the
-way a list request does. Nothing is written.
+the directory's schema (its subschema subentry), lists a page of users and of groups the
+way a list request does and, on 389-DS, checks the VLV indexes of those lists
+(:mod:`~.vlv_indexes`). Nothing is written.
 
 With ``write_test`` it then runs the write test (:mod:`~.write_test`): throwaway entries made,
 changed and deleted through the backend's own write paths. The bind password never appears in
@@ -39,6 +40,7 @@ from scim_core.backends.ldap.identity import (
 )
 from scim_core.backends.ldap.profiles import PROFILES
 from scim_core.backends.ldap.settings import LdapSettings
+from scim_core.backends.ldap.vlv_indexes import vlv_index_steps
 from scim_core.backends.ldap.write_test import ldap_refusal, write_steps
 from scim_core.checks import FAILED, FALLBACK, OK, SKIPPED, WARNING, Result, Step
 from scim_core.errors import ScimError
@@ -319,6 +321,7 @@ def _read_steps(backend: LdapBackend) -> list[Step]:
     except LDAPOperationResult as error:
         steps.append(Step("schema", FAILED, f"{subschema} cannot be read: {ldap_refusal(error)}"))
     steps += _search_steps(backend)
+    steps += vlv_index_steps(settings, backend.connections)
     return steps
 
 
