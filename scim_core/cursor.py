@@ -68,9 +68,9 @@ class CursorBinding:
     principal: str | None = None
 
     def encoded(self) -> bytes:
-        """An unambiguous byte form: each part length-prefixed."""
+        """An unambiguous byte form: each part prefixed with its length (4 bytes, big-endian)."""
         parts = (self.resource_type, self.filter, self.principal or "")
-        return b"".join(len(p.encode()).to_bytes(4, "big") + p.encode() for p in parts)
+        return b"".join(len(p.encode()).to_bytes(4) + p.encode() for p in parts)
 
 
 @dataclass(frozen=True)

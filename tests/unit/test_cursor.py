@@ -51,7 +51,7 @@ def test_a_cursor_carries_its_position_back(codec):
 )
 def test_a_cursor_is_bound_to_its_query_and_caller(codec, other):
     token = codec.seal("p", 10, USERS)
-    with pytest.raises(InvalidCursor):
+    with pytest.raises(InvalidCursor, match="start again with an empty cursor"):
         codec.open(token, 10, other)
 
 

@@ -10,7 +10,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scim_core.errors import InvalidFilter
-from scim_core.filter import And, AttrPath, Compare, Filter, Not, Or, Present, parse_filter
+from scim_core.filter import (
+    And,
+    AttrPath,
+    Compare,
+    Filter,
+    Not,
+    Or,
+    Present,
+    ValueFilter,
+    parse_filter,
+)
 
 with warnings.catch_warnings():
     # ldap3 2.9.1 imports names that pyasn1 0.6 deprecated (tagMap, typeMap): harmless here.
@@ -225,6 +235,13 @@ SITE = "urn:example:site:2.0:User"
 def test_filter_key_is_the_key_a_filter_finds(path, key, text, ldap) -> None:
     assert filter_key(path) == key
     assert to_ldap(parse_filter(text), FilterMapping({filter_key(path): "uid"})) == ldap
+
+
+def test_a_value_filter_inside_another_is_refused() -> None:
+    # The grammar has none; a filter built in code may.
+    inner = ValueFilter(AttrPath("ims"), Present(AttrPath("value")))
+    with pytest.raises(InvalidFilter, match=r"cannot hold another one \('ims\['\)"):
+        to_ldap(ValueFilter(AttrPath("emails"), inner), USERS)
 
 
 def user_name(value: str) -> str:

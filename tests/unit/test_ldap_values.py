@@ -59,11 +59,16 @@ def test_a_scim_value_in_its_ldap_syntax(type_, value, ldap, monkeypatch):
 
 
 @pytest.mark.parametrize(
-    ("type_", "value"),
-    [("dateTime", "21 November 2026"), ("dateTime", "2026-11-21T21:45:00z"), ("binary", "AP8")],
+    ("type_", "value", "message"),
+    [
+        ("dateTime", "21 November 2026", "needs an xsd:dateTime value"),
+        ("dateTime", "2026-11-21T21:45:00z", "needs an xsd:dateTime value"),
+        ("binary", "AP8", "needs a base64 value"),
+        ("binary", "AP8=!", "needs a base64 value"),  # not skipped over: refused
+    ],
 )
-def test_a_value_its_syntax_cannot_hold_is_invalid(type_, value):
-    with pytest.raises(InvalidValue):
+def test_a_value_its_syntax_cannot_hold_is_invalid(type_, value, message):
+    with pytest.raises(InvalidValue, match=message):
         ldap_values(attribute(type_), value)
 
 

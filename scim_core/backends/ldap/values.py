@@ -63,10 +63,14 @@ def lower_keyed(attributes: Attributes) -> _Folded:
 
 
 def _values_of(attributes: Attributes, name: str) -> Any:
-    lowered = name.lower()
     if isinstance(attributes, _Folded):
-        return dict.get(attributes, lowered)
-    return next((v for k, v in attributes.items() if k.lower() == lowered), None)
+        return dict.get(attributes, name.lower())
+    # The name as given first (ldap3's own maps find any case): the scan is the slow path.
+    values = attributes.get(name)  # pragma: no mutate - without it the scan finds the same
+    if values is None:
+        lowered = name.lower()
+        values = next((v for k, v in attributes.items() if k.lower() == lowered), None)
+    return values
 
 
 def first(attributes: Attributes, name: str) -> Any:
