@@ -33,6 +33,16 @@ def attribute(type_="string", **options):
     )
 
 
+@pytest.fixture
+def far_from_utc(monkeypatch):
+    """The server's own time zone far from UTC: it must not leak into a value."""
+    monkeypatch.setenv("TZ", "Pacific/Kiritimati")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
 @pytest.mark.parametrize(
     ("type_", "value", "ldap"),
     [
@@ -47,15 +57,8 @@ def attribute(type_="string", **options):
         ("string", None, []),
     ],
 )
-def test_a_scim_value_in_its_ldap_syntax(type_, value, ldap, monkeypatch):
-    # Far from UTC: the server's own time zone must not leak into a value.
-    monkeypatch.setenv("TZ", "Pacific/Kiritimati")
-    time.tzset()
-    try:
-        assert ldap_values(attribute(type_), value) == ldap
-    finally:
-        monkeypatch.undo()
-        time.tzset()
+def test_a_scim_value_in_its_ldap_syntax(type_, value, ldap, far_from_utc):
+    assert ldap_values(attribute(type_), value) == ldap
 
 
 @pytest.mark.parametrize(
@@ -105,13 +108,31 @@ def test_is_true_takes_the_schema_aware_form():
     ("value", "iso"),
     [
         ("20261121214500Z", "2026-11-21T21:45:00Z"),
-        ("20261121214500", "2026-11-21T21:45:00Z"),  # the shortest read
-        ("2026112121450", None),
+        ("20261121214500.0Z", "2026-11-21T21:45:00Z"),  # Active Directory's form
+        ("20261121214500,25Z", "2026-11-21T21:45:00Z"),
+        ("20261121214500", "2026-11-21T21:45:00Z"),  # no zone: taken as UTC
+        ("20261121214500+0200", "2026-11-21T19:45:00Z"),
+        ("20261121214500-0130", "2026-11-21T23:15:00Z"),
+        ("2026112121+02", "2026-11-21T19:00:00Z"),
+        ("202611212145Z", "2026-11-21T21:45:00Z"),  # minutes and seconds are optional
+        ("2026112121Z", "2026-11-21T21:00:00Z"),
+        ("2026112121", "2026-11-21T21:00:00Z"),
+        ("20261121214500+02:00", None),
+        ("20261321214500Z", None),
+        ("2026112121450Z", None),
+        ("x20261121214500Z", None),
+        ("20261121214500Zx", None),
+        ("2026", None),
         (datetime(2026, 11, 21, 21, 45, tzinfo=UTC), "2026-11-21T21:45:00Z"),
+        (
+            datetime(2026, 11, 21, 23, 45, tzinfo=timezone(timedelta(hours=2))),
+            "2026-11-21T21:45:00Z",
+        ),
+        (datetime(2026, 11, 21, 21, 45), "2026-11-21T21:45:00Z"),
         (None, None),
     ],
 )
-def test_generalized_time_as_iso(value, iso):
+def test_generalized_time_as_iso(value, iso, far_from_utc):
     assert generalized_to_iso(value) == iso
 
 

@@ -5,6 +5,7 @@ LDAP values and back (RFC 4517 syntaxes): pure functions the backend's parts sha
 from __future__ import annotations
 
 import base64
+import re
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -105,15 +106,37 @@ def dn_key(dn: str) -> str:
 
 
 def generalized_to_iso(value: Any) -> str | None:
-    """``20261121214500Z`` (RFC 4517 GeneralizedTime) -> ``2026-11-21T21:45:00Z``."""
+    """``20261121214500Z`` (RFC 4517 GeneralizedTime, or ldap3's datetime of one) ->
+    ``2026-11-21T21:45:00Z``, in UTC; ``None`` for a value that is no such time."""
     if value is None:
         return None
-    if hasattr(value, "strftime"):
-        return str(value.strftime("%Y-%m-%dT%H:%M:%SZ"))
-    text = str(value)
-    if len(text) < 14:
+    moment = value if isinstance(value, datetime) else _generalized(str(value))
+    if moment is None:
         return None
-    return f"{text[0:4]}-{text[4:6]}-{text[6:8]}T{text[8:10]}:{text[10:12]}:{text[12:14]}Z"
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+#: RFC 4517 §3.3.13: the hour, minutes and seconds if given, a fraction (dropped: SCIM shows
+#: whole seconds) and the zone (``Z``, ``+hh`` or ``+hhmm``; none is taken as UTC).
+_GENERALIZED = re.compile(r"(\d{10})(\d\d)?(\d\d)?(?:[.,]\d+)?(Z|[+-]\d\d(?:\d\d)?)?")
+
+
+def _generalized(text: str) -> datetime | None:
+    match = _GENERALIZED.fullmatch(text)
+    if match is None:
+        return None
+    hour, minute, second, zone = match.groups()
+    zone = zone or "Z"
+    if len(zone) == 3:  # +hh
+        zone += "00"
+    try:
+        return datetime.strptime(
+            hour + (minute or "00") + (second or "00") + zone, "%Y%m%d%H%M%S%z"
+        )
+    except ValueError:  # a month 13, a 31 November, a leap second
+        return None
 
 
 def entry_meta(attributes: Mapping[str, Any], version_attribute: str) -> dict[str, Any]:
