@@ -36,7 +36,9 @@ def digest(token: str) -> str:
 def bearer_token(authorization: str | None) -> str | None:
     """The token of an ``Authorization: Bearer <token>`` header (any case of ``Bearer``), or
     ``None`` for a missing header, another scheme or an empty token."""
-    scheme, _, token = (authorization or "").partition(" ")
+    if not authorization:
+        return None
+    scheme, _, token = authorization.partition(" ")
     token = token.strip()
     return token if scheme.lower() == "bearer" and token else None
 
@@ -85,9 +87,7 @@ def parse_tokens(text: str) -> TokenSet:
     """
     entries = []
     for index, item in enumerate(part.strip() for part in text.split(",") if part.strip()):
-        name, sep, hexdigest = item.rpartition("=")
-        if not sep:
-            name = f"token-{index + 1}"
+        name, _, hexdigest = item.rpartition("=")
         if not _HEX64.match(hexdigest):
             raise ValueError(f"entry {index + 1} is not a SHA-256 hex digest (64 hex characters)")
         entries.append((name or f"token-{index + 1}", bytes.fromhex(hexdigest)))

@@ -17,7 +17,6 @@ name of the last resource of the page, which that caller has just been shown.
 from __future__ import annotations
 
 import base64
-import binascii
 import hashlib
 import hmac
 import struct
@@ -40,12 +39,13 @@ _INVALID = "The cursor is not valid for this query; start again with an empty cu
 
 
 def _b64(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+    return base64.urlsafe_b64encode(data).decode().rstrip("=")
 
 
 def _unb64(text: str) -> bytes:
-    padded = text + "=" * (-len(text) % 4)
-    data = base64.urlsafe_b64decode(padded.encode("ascii"))
+    # The decoder ignores padding beyond what it needs; a character outside ASCII is a
+    # ValueError.
+    data = base64.urlsafe_b64decode(text + "==")
     # Only the one spelling this module writes: the last character's unused bits could
     # otherwise give one cursor several accepted forms.
     if _b64(data) != text:
@@ -68,9 +68,9 @@ class CursorBinding:
     principal: str | None = None
 
     def encoded(self) -> bytes:
-        """An unambiguous byte form: each part length-prefixed."""
+        """An unambiguous byte form: each part prefixed with its length (4 bytes, big-endian)."""
         parts = (self.resource_type, self.filter, self.principal or "")
-        return b"".join(struct.pack(">I", len(p.encode())) + p.encode() for p in parts)
+        return b"".join(len(p.encode()).to_bytes(4) + p.encode() for p in parts)
 
 
 @dataclass(frozen=True)
@@ -95,7 +95,9 @@ class CursorCodec:
     def _key(self) -> bytes:
         # A key of its own, derived from the secret: were the secret reused for something
         # else, a tag made there could never pass here.
-        return hmac.new(self.secret.reveal().encode(), b"scim cursor key v1", "sha256").digest()
+        return hmac.new(
+            self.secret.reveal().encode(), b"scim cursor key v1", hashlib.sha256
+        ).digest()
 
     def _tag(self, payload: bytes, binding: CursorBinding) -> bytes:
         return hmac.new(self._key(), payload + binding.encoded(), hashlib.sha256).digest()
@@ -103,7 +105,7 @@ class CursorCodec:
     def seal(self, position: str, count: int, binding: CursorBinding) -> str:
         """The cursor for the page after ``position`` of a walk of pages of ``count``."""
         expires = int(self.clock()) + self.timeout
-        payload = _HEADER.pack(_VERSION, expires, count) + position.encode("utf-8")
+        payload = _HEADER.pack(_VERSION, expires, count) + position.encode()
         return f"{_b64(payload)}.{_b64(self._tag(payload, binding))}"
 
     def open(self, token: str, count: int, binding: CursorBinding) -> str:
@@ -114,21 +116,21 @@ class CursorCodec:
         :raises ExpiredCursor: older than the timeout.
         :raises InvalidCount: ``count`` is not the walk's page size.
         """
-        if len(token) > _MAX_TOKEN or token.count(".") != 1:
+        if len(token) > _MAX_TOKEN:
             raise InvalidCursor(_INVALID)
-        encoded_payload, _, encoded_tag = token.partition(".")
         try:
+            encoded_payload, encoded_tag = token.split(".")
             payload, tag = _unb64(encoded_payload), _unb64(encoded_tag)
-        except (binascii.Error, ValueError, UnicodeEncodeError):
+        except ValueError:  # binascii.Error and UnicodeEncodeError are ValueErrors too
             raise InvalidCursor(_INVALID) from None
         # The tag is checked first, in constant time: nothing unauthenticated is looked at.
+        # Past it, the payload is one this secret sealed: only another format version (or a
+        # bug) makes it unreadable.
         if not hmac.compare_digest(tag, self._tag(payload, binding)):
             raise InvalidCursor(_INVALID)
-        if len(payload) < _HEADER.size:
+        if len(payload) < _HEADER.size or payload[0] != _VERSION:
             raise InvalidCursor(_INVALID)
-        version, expires, walk_count = _HEADER.unpack_from(payload)
-        if version != _VERSION:
-            raise InvalidCursor(_INVALID)
+        _, expires, walk_count = _HEADER.unpack_from(payload)
         if self.clock() > expires:
             raise ExpiredCursor(
                 f"The cursor has expired (cursors last {self.timeout} s between pages); "
@@ -139,6 +141,6 @@ class CursorCodec:
                 f"count must stay {walk_count} for the whole walk, as on its first page."
             )
         try:
-            return payload[_HEADER.size :].decode("utf-8")
+            return payload[_HEADER.size :].decode()
         except UnicodeDecodeError:
             raise InvalidCursor(_INVALID) from None

@@ -10,14 +10,25 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scim_core.errors import InvalidFilter
-from scim_core.filter import And, AttrPath, Compare, Filter, Not, Or, Present, parse_filter
+from scim_core.filter import (
+    And,
+    AttrPath,
+    Compare,
+    Filter,
+    Not,
+    Or,
+    Present,
+    ValueFilter,
+    parse_filter,
+)
 
 with warnings.catch_warnings():
     # ldap3 2.9.1 imports names that pyasn1 0.6 deprecated (tagMap, typeMap): harmless here.
     warnings.simplefilter("ignore", DeprecationWarning)
     from ldap3.operation.search import parse_filter as ldap3_parse_filter
 
-    from scim_core.backends.ldap.filter import FilterMapping, to_ldap
+    from scim_core.backends.ldap.escape import filter_value
+    from scim_core.backends.ldap.filter import FilterMapping, filter_key, to_ldap
 
 USER = "urn:ietf:params:scim:schemas:core:2.0:User"
 ENTERPRISE = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"
@@ -185,6 +196,7 @@ def test_transform_runs_before_escaping() -> None:
         ('active eq "true"', "'active' takes only 'eq' or 'ne' with true or false."),
         ("active gt false", "'active' takes only"),
         ("title co null", "'title co null' is not a valid comparison."),
+        ('emails[value.x eq "b"]', "The attribute 'emails.value.x' cannot be used"),
     ],
 )
 def test_untranslatable(text: str, message: str) -> None:
@@ -199,6 +211,56 @@ def test_rfc_examples_map_or_name_the_attribute() -> None:
         to_ldap(parse_filter(text), USERS)
     with pytest.raises(InvalidFilter, match=r"'ims\.type'"):
         to_ldap(parse_filter('title pr or ims[type eq "xmpp"]'), USERS)
+
+
+SITE = "urn:example:site:2.0:User"
+
+
+@pytest.mark.parametrize(
+    ("path", "key", "text", "ldap"),
+    [
+        (("userName",), "username", 'userName eq "a"', "(uid=a)"),
+        (("name", "givenName"), "name.givenname", 'name.givenName eq "a"', "(uid=a)"),
+        ((SITE, "badge"), f"{SITE.lower()}:badge", f'{SITE}:badge eq "a"', "(uid=a)"),
+        (
+            (SITE.upper(), "Badge", "Id"),
+            f"{SITE.lower()}:badge.id",
+            f'{SITE}:badge.id eq "a"',
+            "(uid=a)",
+        ),
+        # A value filter on an extension's attribute keeps its schema.
+        ((SITE, "badge", "id"), f"{SITE.lower()}:badge.id", f'{SITE}:badge[id eq "a"]', "(uid=a)"),
+    ],
+)
+def test_filter_key_is_the_key_a_filter_finds(path, key, text, ldap) -> None:
+    assert filter_key(path) == key
+    assert to_ldap(parse_filter(text), FilterMapping({filter_key(path): "uid"})) == ldap
+
+
+def test_a_value_filter_inside_another_is_refused() -> None:
+    # The grammar has none; a filter built in code may.
+    inner = ValueFilter(AttrPath("ims"), Present(AttrPath("value")))
+    with pytest.raises(InvalidFilter, match=r"cannot hold another one \('ims\['\)"):
+        to_ldap(ValueFilter(AttrPath("emails"), inner), USERS)
+
+
+def user_name(value: str) -> str:
+    return f"(&(uid={filter_value(value.lower())})(cn={filter_value(value)}))"
+
+
+@pytest.mark.parametrize(
+    ("text", "ldap"),
+    [
+        ('userName eq "Ada*"', "(&(uid=ada\\2a)(cn=Ada\\2a))"),
+        ('userName ne "Ada"', "(!(&(uid=ada)(cn=Ada)))"),
+        ('userName sw "Ada"', "(uid=Ada*)"),  # only eq and ne take the whole filter
+        ("userName eq 7", "(uid=7)"),  # and only with a string
+        ("userName eq null", "(!(uid=*))"),
+    ],
+)
+def test_an_equality_filter_takes_eq_and_ne(text: str, ldap: str) -> None:
+    mapping = FilterMapping({"username": "uid"}, equalities={"userName": user_name})
+    assert to_ldap(parse_filter(text), mapping) == ldap
 
 
 def test_long_chain() -> None:

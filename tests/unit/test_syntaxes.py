@@ -23,6 +23,11 @@ def test_a_postal_address_is_lines_joined_with_dollar_signs(formatted, stored):
     assert from_ldap("postalAddress", stored) == "\n".join(line for line in lines if line)
 
 
+def test_a_stored_postal_address_escape_is_read_in_either_case():
+    # RFC 4517 §3.3.28 escapes are hex pairs: another writer may spell them in lower case.
+    assert from_ldap("postalAddress", "C:\\5cMail \\245$Town") == "C:\\Mail $5\nTown"
+
+
 def test_a_postal_address_of_empty_lines_only_is_refused():
     with pytest.raises(InvalidValue, match="at least one line"):
         to_ldap("postalAddress", "formatted", "\n\r\n")

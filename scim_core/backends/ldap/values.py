@@ -5,6 +5,7 @@ LDAP values and back (RFC 4517 syntaxes): pure functions the backend's parts sha
 from __future__ import annotations
 
 import base64
+import re
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -65,7 +66,8 @@ def lower_keyed(attributes: Attributes) -> _Folded:
 def _values_of(attributes: Attributes, name: str) -> Any:
     if isinstance(attributes, _Folded):
         return dict.get(attributes, name.lower())
-    values = attributes.get(name)
+    # The name as given first (ldap3's own maps find any case): the scan is the slow path.
+    values = attributes.get(name)  # pragma: no mutate - without it the scan finds the same
     if values is None:
         lowered = name.lower()
         values = next((v for k, v in attributes.items() if k.lower() == lowered), None)
@@ -83,7 +85,7 @@ def first(attributes: Attributes, name: str) -> Any:
 def is_true(value: Any) -> bool:
     """An RFC 4517 Boolean value, as ldap3 returns it (``True`` with schema info, else text)."""
     if isinstance(value, bytes):
-        value = value.decode("utf-8", "replace")
+        value = value.decode(errors="replace")
     return value is True or (isinstance(value, str) and value.strip().upper() == "TRUE")
 
 
@@ -104,23 +106,46 @@ def dn_key(dn: str) -> str:
 
 
 def generalized_to_iso(value: Any) -> str | None:
-    """``20261121214500Z`` (RFC 4517 GeneralizedTime) -> ``2026-11-21T21:45:00Z``."""
+    """``20261121214500Z`` (RFC 4517 GeneralizedTime, or ldap3's datetime of one) ->
+    ``2026-11-21T21:45:00Z``, in UTC; ``None`` for a value that is no such time."""
     if value is None:
         return None
-    if hasattr(value, "strftime"):
-        return str(value.strftime("%Y-%m-%dT%H:%M:%SZ"))
-    text = str(value)
-    if len(text) < 14:
+    moment = value if isinstance(value, datetime) else _generalized(str(value))
+    if moment is None:
         return None
-    return f"{text[0:4]}-{text[4:6]}-{text[6:8]}T{text[8:10]}:{text[10:12]}:{text[12:14]}Z"
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+#: RFC 4517 §3.3.13: the hour, minutes and seconds if given, a fraction (dropped: SCIM shows
+#: whole seconds) and the zone (``Z``, ``+hh`` or ``+hhmm``; none is taken as UTC).
+_GENERALIZED = re.compile(r"(\d{10})(\d\d)?(\d\d)?(?:[.,]\d+)?(Z|[+-]\d\d(?:\d\d)?)?")
+
+
+def _generalized(text: str) -> datetime | None:
+    match = _GENERALIZED.fullmatch(text)
+    if match is None:
+        return None
+    hour, minute, second, zone = match.groups()
+    zone = zone or "Z"
+    if len(zone) == 3:  # +hh
+        zone += "00"
+    try:
+        return datetime.strptime(
+            hour + (minute or "00") + (second or "00") + zone, "%Y%m%d%H%M%S%z"
+        )
+    except ValueError:  # a month 13, a 31 November, a leap second
+        return None
 
 
 def entry_meta(attributes: Mapping[str, Any], version_attribute: str) -> dict[str, Any]:
     """A resource's ``meta`` from its entry: created, lastModified and a weak ETag of the
     entry's version (what the directory changes on every write)."""
     meta: dict[str, Any] = {}
-    created = generalized_to_iso(first(attributes, "createTimestamp"))
-    modified = generalized_to_iso(first(attributes, "modifyTimestamp"))
+    # Any case of a name finds its attribute: a name's case mutated changes nothing.
+    created = generalized_to_iso(first(attributes, "createTimestamp"))  # pragma: no mutate
+    modified = generalized_to_iso(first(attributes, "modifyTimestamp"))  # pragma: no mutate
     version = first(attributes, version_attribute)
     if created:
         meta["created"] = created
@@ -138,7 +163,7 @@ def _boolean_text(value: Any) -> str:
 def _iso_to_generalized(value: Any) -> str:
     """``2026-11-21T21:45:00Z`` (or with an offset) -> ``20261121214500Z`` (RFC 4517)."""
     try:
-        moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+        moment = datetime.fromisoformat(str(value))
     except ValueError:
         raise InvalidValue("A dateTime attribute needs an xsd:dateTime value.") from None
     if moment.tzinfo is None:
@@ -147,13 +172,16 @@ def _iso_to_generalized(value: Any) -> str:
 
 
 def _base64_octets(value: Any) -> bytes:
-    """Base64 text (checked when the request was read) -> the octets LDAP holds."""
-    return base64.b64decode(str(value), validate=True)
+    """Base64 text -> the octets LDAP holds."""
+    try:
+        return base64.b64decode(str(value), validate=True)
+    except ValueError:  # binascii.Error
+        raise InvalidValue("A binary attribute needs a base64 value.") from None
 
 
 def _base64_text(raw: Any) -> str:
-    octets = raw if isinstance(raw, bytes) else str(raw).encode("utf-8")
-    return base64.b64encode(octets).decode("ascii")
+    octets = raw if isinstance(raw, bytes) else str(raw).encode()
+    return base64.b64encode(octets).decode()
 
 
 def _integer_of(raw: Any) -> int | None:
@@ -188,7 +216,8 @@ def element_of(
     made when ``create`` and there is none."""
     wanted = str(mapped.element_type).casefold()
     for element in elements:
-        if isinstance(element, dict) and str(element.get("type", "")).casefold() == wanted:
+        kind = element.get("type") if isinstance(element, dict) else None
+        if isinstance(kind, str) and kind.casefold() == wanted:
             return element
     if not create:
         return None
@@ -255,7 +284,7 @@ def extension_resource(
     for attribute in mapped:
         if attribute.points_to is not None:
             dn = first(attributes, attribute.ldap)
-            named = (ids or {}).get(str(dn).lower()) if dn is not None else None
+            named = (ids or {}).get(str(dn).lower())  # no DN is "none"
             if named is not None:
                 _set(resource, attribute.path, {"value": named})
             continue
@@ -281,7 +310,8 @@ def value_at(resource: Mapping[str, Any], path: Sequence[str]) -> Any:
 
 
 def _set(resource: dict[str, Any], path: Sequence[str], value: Any) -> None:
+    *parents, last = path
     current = resource
-    for key in path[:-1]:
+    for key in parents:
         current = current.setdefault(key, {})
-    current[path[-1]] = value
+    current[last] = value
