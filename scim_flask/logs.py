@@ -30,6 +30,10 @@ def redact(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return type(value)(redact(v) for v in value)
     if isinstance(value, str):
+        # Most logged text names no password: a case-folded look first spares the pattern's
+        # scan (case folding finds every spelling the pattern's IGNORECASE matches, and more).
+        if "password" not in value.casefold():
+            return value
         return _INLINE.sub(lambda m: m.group("key") + _MASK, value)
     if isinstance(value, bytes):
         return redact(value.decode("utf-8", "replace"))

@@ -218,6 +218,22 @@ def _describe(errors: Any, prefix: str = "") -> list[str]:
     return [f"{prefix}: {message}" for message in messages if isinstance(message, str)]
 
 
+@functools.lru_cache(maxsize=64)
+def _user_schema(keys: frozenset[str]) -> Schema:
+    """The User schema narrowed to the fields of the top-level ``keys``: a PATCH checks what
+    it changed, and a schema's load and dump walk every field it has (no field is required
+    and none depends on another, so the narrowed check of those keys is the full one's)."""
+    names = [name for name, field in _USER.fields.items() if (field.data_key or name) in keys]
+    return _User(only=names) if names else _NOTHING
+
+
+class _Nothing(_Strict):
+    pass
+
+
+_NOTHING = _Nothing()
+
+
 def _load(schema: Schema, resource: dict[str, Any], kind: str) -> dict[str, Any]:
     try:
         loaded: dict[str, Any] = schema.load(resource)
@@ -288,7 +304,7 @@ def validate_user(
     :raises InvalidValue: naming every missing or malformed attribute at once.
     """
     subject = resource if changed is None else {k: resource[k] for k in changed if k in resource}
-    checked = _load(_USER, subject, "User")
+    checked = _load(_USER if changed is None else _user_schema(frozenset(subject)), subject, "User")
     if schemas is not None and schemas is not DEFAULT_SCHEMAS:
         _carry_mapped(subject, checked, schemas)
     if changed is not None:
