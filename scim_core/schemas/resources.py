@@ -239,7 +239,24 @@ def _load(schema: Schema, resource: dict[str, Any], kind: str) -> dict[str, Any]
         loaded: dict[str, Any] = schema.load(resource)
     except ValidationError as exc:
         raise InvalidValue(f"Invalid {kind}: " + "; ".join(_describe(exc.messages))) from None
-    return schema.dump(loaded)  # type: ignore[no-any-return]
+    return _as_sent(schema, loaded)
+
+
+def _as_sent(schema: Schema, loaded: dict[str, Any]) -> dict[str, Any]:
+    """What ``schema.dump(loaded)`` gives for a value ``schema`` loaded (the same values, under
+    their SCIM names), without dump's second conversion of every value: a loaded string or
+    boolean is dumped as it is."""
+    sent: dict[str, Any] = {}
+    for name, field in schema.fields.items():
+        if name not in loaded:
+            continue
+        value = loaded[name]
+        if isinstance(field, fields.Nested) and isinstance(value, dict):
+            value = _as_sent(field.schema, value)
+        elif isinstance(field, fields.List) and isinstance(field.inner, fields.Nested):
+            value = [_as_sent(field.inner.schema, item) for item in value]
+        sent[field.data_key or name] = value
+    return sent
 
 
 @functools.lru_cache(maxsize=16)  # a service asks for its one set on every write
