@@ -228,7 +228,8 @@ def _user_schema(keys: frozenset[str]) -> Schema:
 
 
 class _Nothing(_Strict):
-    pass
+    """No field: what a change of attributes the User schema does not type is checked with
+    (a mapping's own, carried over by :func:`_carry_mapped`)."""
 
 
 _NOTHING = _Nothing()
