@@ -594,6 +594,8 @@ def _unassigned(key: str, value: Any) -> bool:
 def _canonical(value: Any) -> Any:
     """``value`` without unassigned (null, ``{}``, ``[]``, ``""``) or derived parts (RFC 7643
     §2.5); an element whose ``value`` is empty is no element (RFC 7643 §2.4)."""
+    if type(value) in _SCALARS:
+        return value
     if isinstance(value, Mapping):
         pruned = {k: _canonical(v) for k, v in value.items() if k not in _DERIVED}
         return {k: v for k, v in pruned.items() if not _unassigned(k, v)}
@@ -622,6 +624,8 @@ def _unordered(value: Any) -> Any:
     The directory keeps attribute values as unordered sets (RFC 4512 §2.3), so a PATCH that
     only reorders values (a value removed, then added back) must not count as a change.
     """
+    if type(value) in _SCALARS:
+        return value
     if isinstance(value, Mapping):
         return {k: _unordered(v) for k, v in value.items()}
     if isinstance(value, list):
@@ -732,7 +736,7 @@ def apply_patch(
     :raises PayloadTooLarge: more than :data:`MAX_OPERATIONS` operations.
     """
     schemas = schemas or DEFAULT_SCHEMAS
-    result: Resource = copy.deepcopy(dict(resource))
+    result: Resource = _copied(dict(resource))
     wrote_secret = False
     for operation in checked_operations(operations):
         op, path, value = operation.op, operation.path, operation.value
@@ -756,7 +760,33 @@ def apply_patch(
     patched = _canonical_resource(result)
     before = _canonical_resource(resource)
     _check_immutable(before, patched, resource_type, schemas)
-    return patched, wrote_secret or _unordered(patched) != _unordered(before)
+    return patched, wrote_secret or _differs(patched, before)
+
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _copied(value: Any) -> Any:
+    """A deep copy of a JSON value (what a resource is made of), cheaper than
+    :func:`copy.deepcopy`, which it still leaves anything else to."""
+    kind = type(value)
+    if kind is dict:
+        return {k: _copied(v) for k, v in value.items()}
+    if kind is list:
+        return [_copied(v) for v in value]
+    if kind in _SCALARS:
+        return value
+    return copy.deepcopy(value)
+
+
+def _differs(after: Mapping[str, Any], before: Mapping[str, Any]) -> bool:
+    """Whether two canonical resources differ in more than the order of multi-valued values
+    (only attributes that are not equal as they stand need that comparison)."""
+    return any(
+        _unordered(after.get(key)) != _unordered(before.get(key))
+        for key in after.keys() | before.keys()
+        if after.get(key) != before.get(key)
+    )
 
 
 @functools.lru_cache(maxsize=16)

@@ -218,12 +218,46 @@ def _describe(errors: Any, prefix: str = "") -> list[str]:
     return [f"{prefix}: {message}" for message in messages if isinstance(message, str)]
 
 
+@functools.lru_cache(maxsize=64)
+def _user_schema(keys: frozenset[str]) -> Schema:
+    """The User schema narrowed to the fields of the top-level ``keys``: a PATCH checks what
+    it changed, and a schema's load and dump walk every field it has (no field is required
+    and none depends on another, so the narrowed check of those keys is the full one's)."""
+    names = [name for name, field in _USER.fields.items() if (field.data_key or name) in keys]
+    return _User(only=names) if names else _NOTHING
+
+
+class _Nothing(_Strict):
+    """No field: what a change of attributes the User schema does not type is checked with
+    (a mapping's own, carried over by :func:`_carry_mapped`)."""
+
+
+_NOTHING = _Nothing()
+
+
 def _load(schema: Schema, resource: dict[str, Any], kind: str) -> dict[str, Any]:
     try:
         loaded: dict[str, Any] = schema.load(resource)
     except ValidationError as exc:
         raise InvalidValue(f"Invalid {kind}: " + "; ".join(_describe(exc.messages))) from None
-    return schema.dump(loaded)  # type: ignore[no-any-return]
+    return _as_sent(schema, loaded)
+
+
+def _as_sent(schema: Schema, loaded: dict[str, Any]) -> dict[str, Any]:
+    """What ``schema.dump(loaded)`` gives for a value ``schema`` loaded (the same values, under
+    their SCIM names), without dump's second conversion of every value: a loaded string or
+    boolean is dumped as it is."""
+    sent: dict[str, Any] = {}
+    for name, field in schema.fields.items():
+        if name not in loaded:
+            continue
+        value = loaded[name]
+        if isinstance(field, fields.Nested) and isinstance(value, dict):
+            value = _as_sent(field.schema, value)
+        elif isinstance(field, fields.List) and isinstance(field.inner, fields.Nested):
+            value = [_as_sent(field.inner.schema, item) for item in value]
+        sent[field.data_key or name] = value
+    return sent
 
 
 @functools.lru_cache(maxsize=16)  # a service asks for its one set on every write
@@ -288,7 +322,7 @@ def validate_user(
     :raises InvalidValue: naming every missing or malformed attribute at once.
     """
     subject = resource if changed is None else {k: resource[k] for k in changed if k in resource}
-    checked = _load(_USER, subject, "User")
+    checked = _load(_USER if changed is None else _user_schema(frozenset(subject)), subject, "User")
     if schemas is not None and schemas is not DEFAULT_SCHEMAS:
         _carry_mapped(subject, checked, schemas)
     if changed is not None:

@@ -78,6 +78,30 @@ def test_diff_touches_only_what_changed():
     assert MAPPING.changes(current, current, None, None, ENTRY) == {}
 
 
+def test_a_new_name_moves_the_cn_it_defaults_to():
+    entry = {k: v for k, v in ENTRY.items() if k != "cn"}
+    current = MAPPING.to_resource(entry, manager_id=None)
+    renamed = {**current, "name": {"givenName": "Babs", "familyName": "Jensen"}}
+    assert MAPPING.changes(current, renamed, None, None, entry) == {
+        "givenName": [(MODIFY_REPLACE, ["Babs"])],
+        "cn": [(MODIFY_REPLACE, ["Babs Jensen"])],
+    }
+    nameless = {k: v for k, v in current.items() if k != "name"}
+    moved = MAPPING.changes(nameless, {**nameless, "userName": "barbara"}, None, None, entry)
+    assert moved["cn"] == [(MODIFY_REPLACE, ["barbara"])]
+
+
+def test_the_diff_leaves_values_it_was_not_asked_to_change_unchecked():
+    # A value as stored is the directory's to judge: only what the request changes is
+    # converted, so a stored value outside the mapped syntax does not block other changes.
+    entry = {**ENTRY, "telephoneNumber": ["call@me"]}
+    current = MAPPING.to_resource(entry, manager_id=None)
+    assert current["phoneNumbers"] == [{"type": "work", "value": "call@me"}]
+    assert MAPPING.changes(current, {**current, "title": "CTO"}, None, None, entry) == {
+        "title": [(MODIFY_REPLACE, ["CTO"])]
+    }
+
+
 def test_external_id_brings_its_object_class():
     entry = {k: v for k, v in ENTRY.items() if k != "scimExternalId"}
     entry["objectClass"] = ["inetOrgPerson"]

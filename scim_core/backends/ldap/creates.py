@@ -6,16 +6,17 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from ldap3 import BASE, MODIFY_REPLACE, Connection
+from ldap3 import BASE, MODIFY_REPLACE, SUBTREE, Connection
 from ldap3.core.exceptions import LDAPOperationResult
 
 from scim_core.backend import Resource
 from scim_core.backends.ldap import operations
 from scim_core.backends.ldap.controls import parse_post_read
 from scim_core.backends.ldap.directory import after_a_write, naming_error, one_change
+from scim_core.backends.ldap.escape import filter_value
 from scim_core.backends.ldap.profiles import Change
 from scim_core.backends.ldap.results import ALREADY_EXISTS, CONSTRAINT_VIOLATION
-from scim_core.backends.ldap.users import PREVIOUS, Users
+from scim_core.backends.ldap.updates import PREVIOUS, UserUpdates
 from scim_core.backends.ldap.values import first
 from scim_core.backends.ldap.writes import password_refused
 from scim_core.errors import DirectoryUnavailable, ScimError, Uniqueness, VersionConflict
@@ -42,7 +43,7 @@ def _pending_expired(stamp: str) -> bool:
     return (datetime.now(UTC) - since).total_seconds() >= PENDING_CREATE_GRACE
 
 
-class UserCreates(Users):
+class UserCreates(UserUpdates):
     """The Backend protocol's user create."""
 
     @one_change("create user")
@@ -155,6 +156,19 @@ class UserCreates(Users):
                 raise
         # The users the add names were looked up before it: no search resolves them again.
         return self._read_user_by_dn(dn, written, self._named(user, manager_dn, references))
+
+    def _free_account_name(self, name: str) -> str:
+        """AD's sAMAccountName for a new user: the first candidate nobody in the domain has."""
+        attribute = str(self.profile.account_name)
+        domain = self._capabilities().default_naming_context or self.settings.users_base
+        candidates = self.profile.account_names(name)
+        parts = "".join(f"({attribute}={filter_value(c)})" for c in candidates)
+        entries, _ = self._search(domain, f"(|{parts})", [attribute], scope=SUBTREE)
+        taken = {str(first(e["attributes"], attribute)).lower() for e in entries}
+        for candidate in candidates:
+            if candidate.lower() not in taken:
+                return candidate
+        raise Uniqueness("This userName is taken (its account name is in use).")
 
     def _take_over_pending(self, dn: str, pending: str, stamp: str) -> Resource | None:
         """The entry at ``dn`` if it is a create cut before its password, now stamped ours.

@@ -13,7 +13,7 @@ from scim_core.backend import Page, Query, Resource
 from scim_core.backends.ldap import keyset, operations
 from scim_core.backends.ldap.directory import META_ATTRIBUTES, naming_error, one_change
 from scim_core.backends.ldap.escape import dn_value, filter_value
-from scim_core.backends.ldap.filter import FilterMapping, filter_key, to_ldap
+from scim_core.backends.ldap.filter import FilterMapping, filter_key
 from scim_core.backends.ldap.listing import Listing
 from scim_core.backends.ldap.mapped import MappedAttribute
 from scim_core.backends.ldap.members import Memberships
@@ -116,10 +116,10 @@ class Groups(Listing, Memberships):
         """A page of groups in cn order; one sorted VLV search plus one for members."""
         if query.keyset:
             return keyset.find_groups(self, query)
-        condition = to_ldap(query.filter, self.group_filters) if query.filter else ""
-        total, entries = self._sorted_page(
+        total, entries = self._index_page(
             self._group_place,
-            f"(&{self.profile.group_filter}{condition})",
+            self.profile.group_filter,
+            self.group_filters,
             query,
             self._group_attributes(),
         )

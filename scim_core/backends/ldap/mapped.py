@@ -4,6 +4,7 @@ they define (read from mapping files by :mod:`~scim_core.backends.ldap.sitemap`)
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -23,7 +24,8 @@ __all__ = ["MappedAttribute", "SiteMapping"]
 
 @dataclass(frozen=True)
 class MappedAttribute:
-    """One User attribute the site maps.
+    """One User attribute the site maps (its derived names are worked out once: every read
+    and write of a user asks for them).
 
     :param schema: the URN of the schema holding it (core User, enterprise, or an extension).
     :param name: its name in that schema.
@@ -65,7 +67,7 @@ class MappedAttribute:
     multi_valued: bool = False
     sub: str | None = None
 
-    @property
+    @functools.cached_property
     def path(self) -> tuple[str, ...]:
         """Where the value sits in a canonical User: ``(name,)`` in the core (``(name, sub)``
         for a sub-attribute such as ``name.givenName``), else ``(schema, name)``."""
@@ -75,12 +77,12 @@ class MappedAttribute:
             return (self.name, self.sub)
         return (self.name,)
 
-    @property
+    @functools.cached_property
     def key(self) -> tuple[str, ...]:
         """What two entries that map the same SCIM attribute share (case aside)."""
         return (self.schema.lower(), self.filter_name.rsplit(":", 1)[-1].lower())
 
-    @property
+    @functools.cached_property
     def filter_name(self) -> str:
         """The name a filter or a PATCH path gives it (core: plain; an extension:
         URN-qualified; an element: ``phoneNumbers[type eq "work"].value``)."""

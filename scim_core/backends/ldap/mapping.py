@@ -298,12 +298,26 @@ class UserMapping:
             an address outside ASCII where ``mail`` is an IA5String (RFC 4524), or a value
             outside its mapped LDAP syntax: refused before any write.
         """
+        return self._attributes(resource, manager_dn, references, None)
+
+    def _attributes(
+        self,
+        resource: Mapping[str, Any],
+        manager_dn: str | None,
+        references: Mapping[str, str | None] | None,
+        keys: frozenset[str] | None,
+    ) -> dict[str, list[Any]]:
+        """:meth:`to_attributes`, only for the values that lie under the top-level ``keys``
+        (all where ``None``); the manager and the references, given as DNs, always."""
         values: dict[str, list[Any]] = {}
-        values.update(extension_values((*self.plain, *self.typed), resource))
+        stored = self._stored if keys is None else self._stored_under(keys)
+        values.update(extension_values(stored, resource))
         for mapped in self.references:
             dn = (references or {}).get(mapped.ldap)
             values[mapped.ldap] = [dn] if dn else []
         for mapped in self.elements:
+            if keys is not None and mapped.name not in keys:
+                continue
             element = element_of(resource.get(mapped.name) or [], mapped, create=False)
             value = element.get(str(mapped.sub)) if element is not None else None
             values[mapped.ldap] = ldap_values(mapped, value)
@@ -311,6 +325,16 @@ class UserMapping:
             given = value_at(resource, ("name", "givenName")) or ""
             family = value_at(resource, ("name", "familyName")) or ""
             values["cn"] = [f"{given} {family}".strip() or str(resource.get("userName", ""))]
+        if keys is None or "emails" in keys:
+            self._mail_values(resource, values)
+        values["manager"] = [manager_dn] if manager_dn else []
+        if self.external_id_attribute and (keys is None or "externalId" in keys):
+            external_id = resource.get("externalId")
+            values[self.external_id_attribute] = [str(external_id)] if external_id else []
+        return values
+
+    def _mail_values(self, resource: Mapping[str, Any], values: dict[str, list[Any]]) -> None:
+        """Set ``mail`` (the primary address first) and the no-primary flag from the emails."""
         emails = list(resource.get("emails") or ())
         emails.sort(key=lambda e: not e.get("primary", False))
         mails: list[str] = []
@@ -331,11 +355,19 @@ class UserMapping:
             primary = any(e.get("primary") is True and e.get("value") for e in emails)
             no_primary = bool(mails) and not primary
             values[self.no_primary_email_attribute] = ["TRUE"] if no_primary else []
-        values["manager"] = [manager_dn] if manager_dn else []
-        if self.external_id_attribute:
-            external_id = resource.get("externalId")
-            values[self.external_id_attribute] = [str(external_id)] if external_id else []
-        return values
+
+    @functools.cached_property
+    def _stored(self) -> tuple[MappedAttribute, ...]:
+        """The mapped attributes held as values (strings and other types)."""
+        return (*self.plain, *self.typed)
+
+    def _stored_under(self, keys: frozenset[str]) -> tuple[MappedAttribute, ...]:
+        """Those of :attr:`_stored` whose value lies under one of the top-level ``keys``; the
+        ``cn`` also where the name or the userName it defaults to is among them."""
+        defaults = "name" in keys or "userName" in keys
+        return tuple(
+            m for m in self._stored if m.path[0] in keys or (defaults and m.ldap.lower() == "cn")
+        )
 
     def changes(
         self,
@@ -354,8 +386,13 @@ class UserMapping:
 
         :raises InvalidValue: for a new userName the directory cannot hold (see :meth:`uid`).
         """
-        before = self.to_attributes(current, current_manager_dn, current_references)
-        after = self.to_attributes(desired, desired_manager_dn, desired_references)
+        # Only the attributes under a top-level key that differs can differ: the others give
+        # the same values on both sides (what the request did not touch is as stored).
+        keys = frozenset(
+            k for k in current.keys() | desired.keys() if current.get(k) != desired.get(k)
+        )
+        before = self._attributes(current, current_manager_dn, current_references, keys)
+        after = self._attributes(desired, desired_manager_dn, desired_references, keys)
         if desired.get("userName") != current.get("userName"):
             # The kept userName is modified; the uid, the RDN, is the backend's modrdn.
             renamed = self.naming_values(str(desired["userName"]))

@@ -76,7 +76,11 @@ def _values_of(attributes: Attributes, name: str) -> Any:
 
 def first(attributes: Attributes, name: str) -> Any:
     """The first value of ``name`` in a case-insensitively keyed attribute map, or ``None``."""
-    values = _values_of(attributes, name)
+    # The folded map inline: a read asks this for every mapped attribute.
+    if isinstance(attributes, _Folded):
+        values = dict.get(attributes, name.lower())
+    else:
+        values = _values_of(attributes, name)
     if isinstance(values, (list, tuple)):
         return values[0] if values else None
     return values
@@ -282,6 +286,9 @@ def extension_resource(
         names nobody (a user since deleted) is left out.
     """
     for attribute in mapped:
+        held = _values_of(attributes, attribute.ldap)
+        if held is None or (isinstance(held, (list, tuple)) and not held):
+            continue  # most mapped attributes are absent from an entry: nothing to convert
         if attribute.points_to is not None:
             dn = first(attributes, attribute.ldap)
             named = (ids or {}).get(str(dn).lower())  # no DN is "none"
@@ -303,7 +310,8 @@ def value_at(resource: Mapping[str, Any], path: Sequence[str]) -> Any:
     """The value at ``path`` in ``resource``, ``None`` where any step is missing."""
     current: Any = resource
     for key in path:
-        if not isinstance(current, Mapping):
+        # type() first: most holders are plain dicts, and an ABC check costs far more.
+        if type(current) is not dict and not isinstance(current, Mapping):
             return None
         current = current.get(key)
     return current
