@@ -266,6 +266,34 @@ def test_a_walk_lists_every_group_once(client, seeded, ldap_backend):
     assert "nextCursor" not in pages[-1] and all("nextCursor" in p for p in pages[:-1])
 
 
+def test_a_walk_over_groups_named_with_spaces_and_signs_lists_each_once(client, ldap_backend):
+    # The directory orders cn with case and insignificant spaces aside (RFC 4518): " lead"
+    # among the l's, not before every letter. A page whose last group sorts differently here
+    # than there ended the walk early or dropped a group.
+    run = uuid.uuid4().hex[:6]
+    names = [
+        f" lead{run}",
+        f"trail{run} ",
+        f"Two  spaces{run}",
+        f"#hash{run}",
+        f"back\\slash{run}",
+        f"Zed{run}",
+        f"a+b{run}",
+        f"Sales, EMEA{run}",
+    ]
+    created = set()
+    for name in names:
+        response = client("POST", "/Groups", json={"displayName": name})
+        assert response.status_code == 201, response.json
+        created.add(response.json["id"])
+    before = all_ids(ldap_backend, "find_groups")
+    for count in (1, 2, 3):
+        seen, _ = walk(client, "/Groups", count=count, query="&excludedAttributes=members")
+        ids = [g["id"] for g in seen]
+        assert len(ids) == len(set(ids)), f"a group listed twice with count={count}"
+        assert set(ids) == before and created <= set(ids)
+
+
 def ldap_backend_first_user(client):
     return client("GET", "/Users?count=1").json["Resources"][0]["id"]
 

@@ -10,6 +10,7 @@ import pytest
 from scim_core.backends.ldap.mapped import MappedAttribute
 from scim_core.backends.ldap.values import (
     all_values,
+    case_ignored,
     dn_key,
     element_of,
     entry_meta,
@@ -224,3 +225,31 @@ def test_extension_resource_sets_what_the_entry_holds():
 def test_an_offset_datetime_is_written_in_utc():
     moment = datetime(2026, 11, 21, 23, 45, tzinfo=timezone(timedelta(hours=2)))
     assert ldap_values(attribute("dateTime"), moment.isoformat()) == ["20261121214500Z"]
+
+
+@pytest.mark.parametrize(
+    ("text", "compared"),
+    [
+        ("Sales", "sales"),
+        (" lead", "lead"),
+        ("trail ", "trail"),
+        ("two  spaces", "two spaces"),
+        ("tab\there", "tab here"),
+        ("  ", ""),
+        ("Straße", "strasse"),
+    ],
+)
+def test_case_ignored_is_the_directory_s_comparison(text, compared):
+    assert case_ignored(text) == compared
+
+
+def test_case_ignored_orders_as_the_directory_sorts():
+    names = ["Zed", " lead", "alpha", "#hash", "Lead2", "back\\slash"]
+    assert sorted(names, key=case_ignored) == [
+        "#hash",
+        "alpha",
+        "back\\slash",
+        " lead",
+        "Lead2",
+        "Zed",
+    ]

@@ -45,7 +45,7 @@ from scim_core.backend import Page, Query
 from scim_core.backends.ldap.filter import to_ldap
 from scim_core.backends.ldap.paging import SortedPager
 from scim_core.backends.ldap.results import scim_error
-from scim_core.backends.ldap.values import first
+from scim_core.backends.ldap.values import case_ignored, first
 
 if TYPE_CHECKING:
     from scim_core.backends.ldap.directory import Directory
@@ -160,7 +160,7 @@ def find_groups(backend: Groups, query: Query) -> Page:
         backend.group_scope,
         f"(&{backend.profile.group_filter}{condition})",
         _GROUP_KEY,
-        str.casefold,  # as caseIgnoreOrderingMatch compares
+        case_ignored,
         query,
         backend._group_attributes(),
     )

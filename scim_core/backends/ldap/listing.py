@@ -13,20 +13,20 @@ from scim_core.backends.ldap.escape import filter_value
 from scim_core.backends.ldap.filter import FilterMapping, to_ldap
 from scim_core.backends.ldap.paging import SortedWindow
 from scim_core.backends.ldap.results import scim_error
-from scim_core.backends.ldap.values import first
+from scim_core.backends.ldap.values import case_ignored, first
 from scim_core.filter import Compare, Filter
 
 __all__ = ["Listing"]
 
 
 def _in_order(sort_attribute: str) -> Callable[[dict[str, Any]], tuple[bool, str, str]]:
-    """A list's order for entries merged or sorted here: the sort attribute compared case
-    aside, as the directory's ordering rule does, entries without it last (RFC 2891 §1.1),
-    then the DN, so the order is total."""
+    """A list's order for entries merged or sorted here: the sort attribute compared as the
+    directory's ordering rule does (case and insignificant spaces aside), entries without it
+    last (RFC 2891 §1.1), then the DN, so the order is total."""
 
     def key(entry: dict[str, Any]) -> tuple[bool, str, str]:
         value = first(entry["attributes"], sort_attribute)
-        return value is None, str(value or "").casefold(), str(entry["dn"]).casefold()
+        return value is None, case_ignored(str(value or "")), str(entry["dn"]).casefold()
 
     return key
 

@@ -20,6 +20,7 @@ __all__ = [
     "TEXT_TYPES",
     "Attributes",
     "all_values",
+    "case_ignored",
     "dn_key",
     "element_of",
     "entry_meta",
@@ -54,6 +55,13 @@ class _Folded(dict[str, Any]):
 
     def __contains__(self, name: object) -> bool:
         return dict.__contains__(self, name.lower() if isinstance(name, str) else name)
+
+
+def case_ignored(text: str) -> str:
+    """``text`` as caseIgnoreMatch and caseIgnoreOrderingMatch compare it (RFC 4518 §2):
+    case folded, spaces at either end dropped and every run of spaces counted as one, so a
+    list merged or checked here is in the order the directory sorts it in."""
+    return " ".join(text.casefold().split())
 
 
 def lower_keyed(attributes: Attributes) -> _Folded:
