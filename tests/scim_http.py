@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+from contextlib import contextmanager
+
+from ldap3 import NONE, Connection, Server, Tls
 
 from scim_core.auth import parse_tokens
 from scim_core.backends.ldap import LdapSettings
@@ -69,3 +72,18 @@ class Http:
         return self.client.open(
             "/scim/v2" + path, method=method, json=json, headers=headers, **kwargs
         )
+
+
+@contextmanager
+def as_admin(directory):
+    """A connection bound as the directory's administrator (over TLS where it serves LDAPS)."""
+    settings = settings_for(directory)
+    tls = Tls(ca_certs_file=settings.ca_file) if settings.ca_file else None
+    server = Server(directory.url, get_info=NONE, tls=tls)
+    connection = Connection(
+        server, directory.admin_dn, directory.admin_password, auto_bind=True, raise_exceptions=True
+    )
+    try:
+        yield connection
+    finally:
+        connection.unbind()

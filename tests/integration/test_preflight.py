@@ -34,10 +34,9 @@ from ldap3 import (
     SUBTREE,
     Connection,
     Server,
-    Tls,
 )
 from ldap3.protocol.formatters.formatters import format_sid
-from scim_http import settings_for
+from scim_http import as_admin
 
 from scim_core.testing.dirsrv import DirsrvInstance
 from scim_core.testing.slapd import SlapdInstance, make_tls_files
@@ -96,21 +95,6 @@ def leftovers(directory: Any, name_part: str) -> list[str]:
                 connection.search(base, f"({attribute}=*{name_part}*)", SUBTREE, attributes=["1.1"])
                 found += [e["dn"] for e in connection.response if e["type"] == "searchResEntry"]
     return sorted(set(found))
-
-
-@contextmanager
-def as_admin(directory: Any) -> Iterator[Connection]:
-    """A connection bound as the directory's administrator (over TLS where it serves LDAPS)."""
-    settings = settings_for(directory)
-    tls = Tls(ca_certs_file=settings.ca_file) if settings.ca_file else None
-    server = Server(directory.url, get_info=NONE, tls=tls)
-    connection = Connection(
-        server, directory.admin_dn, directory.admin_password, auto_bind=True, raise_exceptions=True
-    )
-    try:
-        yield connection
-    finally:
-        connection.unbind()
 
 
 def test_check_names_the_directory_lists_its_capabilities_and_passes(directory: Any) -> None:

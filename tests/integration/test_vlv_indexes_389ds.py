@@ -16,11 +16,10 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 
 import pytest
-from ldap3 import LEVEL, NONE, SUBTREE, Connection, Server, Tls
-from scim_http import settings_for
+from ldap3 import LEVEL, SUBTREE
+from scim_http import as_admin, settings_for
 
 from scim_core.backend import Query
 from scim_core.backends.ldap import LdapBackend
@@ -34,22 +33,9 @@ BY_GROUP_NAME = "scim groups by cn"
 USERS = "(|(objectClass=inetOrgPerson)(objectClass=nsPerson))"
 
 
-@contextmanager
-def as_manager(directory: DirsrvInstance) -> Iterator[Connection]:
-    """A connection bound as the Directory Manager over LDAPS."""
-    server = Server(directory.url, get_info=NONE, tls=Tls(ca_certs_file=str(directory.ca_file)))
-    connection = Connection(
-        server, directory.admin_dn, directory.admin_password, auto_bind=True, raise_exceptions=True
-    )
-    try:
-        yield connection
-    finally:
-        connection.unbind()
-
-
 def indexes(directory: DirsrvInstance) -> dict[str, tuple[str, int]]:
     """Each VLV index of the backend: name -> (vlvEnabled, vlvUses)."""
-    with as_manager(directory) as manager:
+    with as_admin(directory) as manager:
         manager.search(
             CONFIG, "(objectClass=vlvIndex)", SUBTREE, attributes=["cn", "vlvEnabled", "vlvUses"]
         )
@@ -68,7 +54,7 @@ def uses(directory: DirsrvInstance) -> dict[str, int]:
 
 def user_names(directory: DirsrvInstance) -> list[str]:
     """Every user's uid, in the order of the uid index (case aside)."""
-    with as_manager(directory) as manager:
+    with as_admin(directory) as manager:
         manager.search(directory.users_base, USERS, LEVEL, attributes=["uid"])
         names = [str(entry["attributes"]["uid"][0]) for entry in manager.response]
     return sorted(names, key=str.casefold)
@@ -197,7 +183,7 @@ def test_a_group_walk_lists_every_lasting_group_once_through_writes(
     def write(page: int) -> None:
         created.append(add_group(backend, f"newgroup-{page:02d}"))
         if doomed:  # the service deletes no group: its id is its cn
-            with as_manager(indexed) as manager:
+            with as_admin(indexed) as manager:
                 manager.delete(f"cn={doomed.pop()},{indexed.groups_base}")
 
     everyone = {str(g["id"]) for g in backend.find_groups(Query(count=1000)).resources}
