@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 import re
 from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 from ldap3.utils.dn import safe_dn
@@ -130,24 +130,35 @@ def generalized_to_iso(value: Any) -> str | None:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-#: RFC 4517 §3.3.13: the hour, minutes and seconds if given, a fraction (dropped: SCIM shows
-#: whole seconds) and the zone (``Z``, ``+hh`` or ``+hhmm``; none is taken as UTC).
-_GENERALIZED = re.compile(r"(\d{10})(\d\d)?(\d\d)?(?:[.,]\d+)?(Z|[+-]\d\d(?:\d\d)?)?")
+#: RFC 4517 §3.3.13: the date and hour, the minutes and seconds if given, a fraction (dropped:
+#: SCIM shows whole seconds) and the zone (``Z``, ``+hh`` or ``+hhmm``; none is taken as UTC).
+_GENERALIZED = re.compile(
+    r"(\d{4})(\d\d)(\d\d)(\d\d)(\d\d)?(\d\d)?(?:[.,]\d+)?(?:Z|([+-])(\d\d)(\d\d)?)?"
+)
 
 
 def _generalized(text: str) -> datetime | None:
+    # Every read shows two of these: built from the digits, not strptime (which cost 5% of
+    # a PATCH's CPU).
     match = _GENERALIZED.fullmatch(text)
     if match is None:
         return None
-    hour, minute, second, zone = match.groups()
-    zone = zone or "Z"
-    if len(zone) == 3:  # +hh
-        zone += "00"
+    year, month, day, hour, minute, second, sign, zone_hours, zone_minutes = match.groups()
     try:
-        return datetime.strptime(
-            hour + (minute or "00") + (second or "00") + zone, "%Y%m%d%H%M%S%z"
+        zone = UTC
+        if sign:
+            offset = timedelta(hours=int(zone_hours), minutes=int(zone_minutes or 0))
+            zone = timezone(-offset if sign == "-" else offset)
+        return datetime(
+            int(year),
+            int(month),
+            int(day),
+            int(hour),
+            int(minute or 0),
+            int(second or 0),
+            tzinfo=zone,
         )
-    except ValueError:  # a month 13, a 31 November, a leap second
+    except ValueError:  # a month 13, a 31 November, a leap second, an offset of a day or more
         return None
 
 
