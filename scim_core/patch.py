@@ -47,7 +47,7 @@ import copy
 import functools
 import json
 import logging
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -346,7 +346,7 @@ def _json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=str)
 
 
-def _value_key(parent: Attribute, element: Any) -> str:
+def _value_key(parent: Attribute, element: Any) -> Hashable:
     """What an element is the same value as another by (RFC 7643 §2.4): its ``value``
     sub-attribute, or a simple attribute's value itself, a string folded unless caseExact; an
     element without a value by all of it."""
@@ -356,9 +356,9 @@ def _value_key(parent: Attribute, element: Any) -> str:
         if value_sub is None or element.get("value") is None:
             return _json(element)
         value, case_exact = element["value"], value_sub.case_exact
-    if isinstance(value, str) and not case_exact:
-        value = value.casefold()
-    return _json(value)  # a value is never an object, so never an element's text
+    if isinstance(value, str):  # the common case, kept apart from any JSON text
+        return (value if case_exact else value.casefold(),)
+    return _json(value)
 
 
 class _ByValue:
@@ -367,7 +367,7 @@ class _ByValue:
 
     def __init__(self, parent: Attribute, items: Sequence[Element] = ()) -> None:
         self._parent = parent
-        self._found: dict[str, Element] = {}
+        self._found: dict[Hashable, Element] = {}
         for item in items:
             self.add(item)
 

@@ -316,7 +316,9 @@ def test_reordering_elements_and_their_keys_is_no_change():
         "emails": [{"value": "a@x.org", "type": "home"}, {"type": "work", "value": "b@x.org"}],
     }
     reordered = [{"type": "home", "value": "a@x.org"}, {"value": "b@x.org", "type": "work"}]
-    result, changed = apply_patch(resource, [{"op": "replace", "path": "emails", "value": reordered}])
+    result, changed = apply_patch(
+        resource, [{"op": "replace", "path": "emails", "value": reordered}]
+    )
     assert (result["emails"], changed) == (reordered, False)
 
 
