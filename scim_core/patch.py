@@ -96,6 +96,9 @@ _DERIVED = frozenset({"$ref"})
 _STORED_SUBS: Mapping[tuple[str, str], frozenset[str]] = {
     (ENTERPRISE_URN, "manager"): frozenset({"value"}),
 }
+#: A value as JSON text, equal for equal values whatever the order of their keys (a value JSON
+#: cannot hold, such as a date a backend returned, as its text).
+_json: Callable[[Any], str] = functools.partial(json.dumps, sort_keys=True, default=str)
 
 
 @dataclass(frozen=True)
@@ -339,11 +342,6 @@ def _extension_urn(path: str, resource_type: str, schemas: SchemaSet) -> str | N
 # object) and returns the elements it wrote, for the single-primary rule.
 
 Handler = Callable[[Resource, _Target, Any], list[Element]]
-
-
-def _json(value: Any) -> str:
-    """``value`` as JSON text, equal for equal values whatever the order of their keys."""
-    return json.dumps(value, sort_keys=True, default=str)
 
 
 def _value_key(parent: Attribute, element: Any) -> Hashable:
