@@ -559,9 +559,9 @@ def _single_primary(holder: Resource, target: _Target, written: list[Element]) -
             item["primary"] = False
 
 
-def _unassigned(value: Any, key: str = "") -> bool:
+def _unassigned(value: Any, key: str | None) -> bool:
     """null, ``{}``, ``[]``, and ``""`` but for a password (an empty one is refused, never
-    taken for "no change")."""
+    taken for "no change"); ``key`` is the value's name, ``None`` for an element of a list."""
     return value is None or value == {} or value == [] or (value == "" and key != "password")
 
 
@@ -574,7 +574,7 @@ def _canonical(value: Any) -> Any:
     if isinstance(value, list):
         kept = (v for v in value if not (isinstance(v, Mapping) and v.get("value") == ""))
         items = [_canonical(v) for v in kept]
-        return [v for v in items if not _unassigned(v)]
+        return [v for v in items if not _unassigned(v, None)]
     return value
 
 

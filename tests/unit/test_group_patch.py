@@ -201,6 +201,11 @@ def test_operations_after_a_path_less_one_apply_too():
     assert (p.display_name, list(p.add)) == ("Named", ["a"])
 
 
+def test_a_path_less_add_of_members_adds_them():
+    p = plan({"op": "add", "value": {"members": members("a")}})
+    assert (list(p.add), p.replace) == (["a"], None)
+
+
 def test_removing_a_member_a_replace_does_not_hold_is_no_error():
     p = plan(
         {"op": "replace", "path": "members", "value": members("a")},

@@ -349,9 +349,11 @@ def test_the_primary_alias_means_the_first_primary_of_a_list_that_holds_two():
 def test_a_selected_element_takes_an_object_not_a_bare_value():
     with pytest.raises(InvalidValue, match="object per value"):
         patch([{"op": "replace", "path": 'emails[type eq "work"]', "value": "w@x.org"}])
+    same, changed = patch([{"op": "replace", "path": 'emails[type eq "other"]', "value": None}])
+    assert (same, changed) == (USER, False)
 
 
-@pytest.mark.parametrize("skipped", [{ENT: None}, {"id": "u9"}])
+@pytest.mark.parametrize("skipped", [{ENT: None}, {"id": "u9"}, {"shoeSize": 44}])
 def test_keys_a_pathless_operation_skips_leave_the_next_ones_applied(skipped):
     result, _ = patch([{"op": "replace", "value": {**skipped, "userName": "babs"}}])
     assert result["userName"] == "babs"
