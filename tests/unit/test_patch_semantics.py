@@ -367,3 +367,10 @@ def test_a_password_written_counts_as_a_change_whatever_follows():
         {"op": "replace", "path": "userName", "value": "bjensen"},
     ]
     assert apply_patch(resource, operations)[1] is True
+
+
+def test_a_read_only_attribute_in_an_extension_object_leaves_the_next_ones_applied():
+    value = {ENT: {"manager.displayName": "Boss", "employeeNumber": "42"}}
+    result, _ = patch([{"op": "replace", "value": value}])
+    assert result[ENT]["employeeNumber"] == "42"
+    assert "displayName" not in result[ENT].get("manager", {})
