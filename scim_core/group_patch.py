@@ -49,7 +49,6 @@ class MembershipPlan:
     def from_operations(
         cls,
         operations: Sequence[Mapping[str, Any] | PatchOperation],
-        group_id: str,
         extensions: Mapping[str, tuple[str, Attribute]] | None = None,
     ) -> MembershipPlan:
         """The plan of a group PATCH's ``operations``.
@@ -66,19 +65,17 @@ class MembershipPlan:
                 if not isinstance(value, dict):
                     raise InvalidSyntax("A PATCH operation without a path needs an object value.")
                 for key, item in value.items():
-                    plan._apply(op, key, None, item, group_id)
+                    plan._apply(op, key, None, item)
                 continue
             parsed = parse_path(path)
             attr = parsed.attr
             named = f"{attr.schema}:{attr.attr}" if attr.schema else attr.attr
             if attr.sub_attr is not None or (attr.schema and parsed.value_filter is not None):
                 named = path  # not a plain attribute: refused below as an unknown path
-            plan._apply(op, named, parsed.value_filter, value, group_id)
+            plan._apply(op, named, parsed.value_filter, value)
         return plan
 
-    def _apply(
-        self, op: str, attribute: str, value_filter: Filter | None, value: Any, group_id: str
-    ) -> None:
+    def _apply(self, op: str, attribute: str, value_filter: Filter | None, value: Any) -> None:
         name = attribute.lower().removeprefix(GROUP_URN.lower() + ":")
         if name in {"id", "schemas", "meta"}:
             return
@@ -123,7 +120,8 @@ class MembershipPlan:
             inner = {k: v for k, v in self.known.items() if k.startswith(prefix)}
             if inner:
                 for key, item in value.items():
-                    self._extension(op, prefix + str(key).lower(), item)
+                    # Never a remove here: op only passes the add or replace on.
+                    self._extension(op, prefix + str(key).lower(), item)  # pragma: no mutate
                 return True
         known = self.known.get(name)
         if known is None:
@@ -139,7 +137,7 @@ class MembershipPlan:
             return
         for ident in ids:
             self.remove.pop(ident, None)
-            self.add[ident] = None
+        self.add.update(dict.fromkeys(ids))
 
     def _drop(self, ids: Sequence[str]) -> None:
         if self.replace is not None:
@@ -148,7 +146,7 @@ class MembershipPlan:
             return
         for ident in ids:
             self.add.pop(ident, None)
-            self.remove[ident] = None
+        self.remove.update(dict.fromkeys(ids))
 
 
 def _member_ids(value: Any) -> list[str]:

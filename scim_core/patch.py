@@ -48,7 +48,7 @@ import functools
 import json
 import logging
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from scim_core.errors import (
@@ -92,10 +92,13 @@ MAX_VALUES: Mapping[str, int] = {"User": 100}
 _READ_ONLY_KEYS = frozenset({"id", "meta", "schemas"})
 #: Sub-attributes the service derives from ``value`` and never stores.
 _DERIVED = frozenset({"$ref"})
-#: Complex attributes stored partially: (extension URN or None, attribute) -> what is kept.
-_STORED_SUBS: Mapping[tuple[str | None, str], frozenset[str]] = {
+#: Complex attributes of extensions stored partially: (extension URN, attribute) -> what is kept.
+_STORED_SUBS: Mapping[tuple[str, str], frozenset[str]] = {
     (ENTERPRISE_URN, "manager"): frozenset({"value"}),
 }
+#: A value as JSON text, equal for equal values whatever the order of their keys (a value JSON
+#: cannot hold, such as a date a backend returned, as its text).
+_json: Callable[[Any], str] = functools.partial(json.dumps, sort_keys=True, default=str)
 
 
 @dataclass(frozen=True)
@@ -161,7 +164,7 @@ def _equalities(node: Filter, parent: Attribute) -> Iterator[tuple[str, Any]]:
 
 def _primary_template(parent: Attribute) -> dict[str, Any]:
     """A new primary element: ``{"type": <first canonical type>, "primary": True}``."""
-    kind = parent.sub("type")
+    kind = parent.sub("type")  # pragma: no mutate - sub() ignores case
     template: dict[str, Any] = {"primary": True}
     if kind is not None and kind.canonical_values:
         template["type"] = kind.canonical_values[0]
@@ -222,17 +225,14 @@ _UNSTORED_USER = frozenset(
 )
 
 
-def _report_dropped(name: str, resource_type: str, schemas: SchemaSet) -> None:
+def _report_dropped(name: str, resource_type: str) -> None:
     """Report a written attribute nothing stores (its name: schema, filter and value left out);
     read-only keys and the schema list are not attributes a client loses."""
-    text = name.split("[", 1)[0]
-    urns = [s.id for s in (*schemas.get("User"), *DEFAULT_SCHEMAS.get("User"))]
-    schema = next((u for u in urns if text.lower().startswith(u.lower() + ":")), None)
-    if schema is not None:
-        text = text[len(schema) + 1 :]
-    elif text.lower().startswith("urn:"):
-        schema = text  # an extension this service does not know, as a whole
-        text = text.rsplit(":", 1)[-1]
+    text = name.partition("[")[0]
+    schema = None
+    if text.lower().startswith("urn:"):
+        # An attribute name holds no colon, so the schema is all before the last one.
+        schema, _, text = text.rpartition(":")
     top, _, sub = text.partition(".")
     if top.lower() in _READ_ONLY_KEYS or not top:
         return
@@ -318,7 +318,7 @@ def _object_targets(
         for name, attribute_value in pairs:
             ref = resolve(name, resource_type, schemas)
             if ref is None:
-                _report_dropped(name, resource_type, schemas)
+                _report_dropped(name, resource_type)
                 continue
             if ref.definition.mutability == "readOnly":
                 continue
@@ -344,65 +344,37 @@ def _extension_urn(path: str, resource_type: str, schemas: SchemaSet) -> str | N
 Handler = Callable[[Resource, _Target, Any], list[Element]]
 
 
-def _same(parent: Attribute, left: Any, right: Any) -> bool:
-    """Whether two elements are the same value (RFC 7643 §2.4: the ``value`` sub-attribute;
-    a simple attribute's values themselves, strings compared per its caseExact)."""
-    value_sub = parent.sub("value")
-    if isinstance(left, str) and isinstance(right, str) and not parent.case_exact:
-        return left.casefold() == right.casefold()
-    if not (isinstance(left, Mapping) and isinstance(right, Mapping)) or value_sub is None:
-        return bool(left == right)
-    a, b = left.get("value"), right.get("value")
-    if a is None or b is None:
-        return bool(left == right)
-    if isinstance(a, str) and isinstance(b, str) and not value_sub.case_exact:
-        return a.casefold() == b.casefold()
-    return bool(a == b)
-
-
-def _value_key(parent: Attribute, element: Any) -> Hashable | None:
-    """What :func:`_same` compares ``element`` by, when that is a hashable value."""
-    value_sub = parent.sub("value")
-    if not isinstance(element, Mapping):  # a simple attribute's value
-        value, case_exact = element, parent.case_exact
-    elif value_sub is None:
-        return None
-    else:
-        value, case_exact = element.get("value"), value_sub.case_exact
-    if isinstance(value, str):
-        return ("text", value if case_exact else value.casefold())
-    try:
-        return None if value is None else ("other", hash(value), value)
-    except TypeError:
-        return None
+def _value_key(parent: Attribute, element: Any) -> Hashable:
+    """What an element is the same value as another by (RFC 7643 §2.4): its ``value``
+    sub-attribute, or a simple attribute's value itself, a string folded unless caseExact; an
+    element without a value by all of it."""
+    value_sub = parent.sub("value")  # pragma: no mutate - sub() ignores case
+    value, case_exact = element, parent.case_exact
+    if isinstance(element, Mapping):
+        if value_sub is None or element.get("value") is None:
+            return _json(element)
+        value, case_exact = element["value"], value_sub.case_exact
+    if isinstance(value, str):  # the common case, kept apart from any JSON text
+        return (value if case_exact else value.casefold(),)
+    return _json(value)
 
 
 class _ByValue:
-    """Elements found by value through a dictionary: :func:`_same` without a pairwise scan.
-
-    A 1 MiB body holds tens of thousands of values; comparing each with each would cost
-    minutes of CPU. Elements without a hashable value (rare) are still scanned.
-    """
+    """Elements found by value through a dictionary, without a pairwise scan: a 1 MiB body
+    holds tens of thousands of values, and comparing each with each would cost minutes."""
 
     def __init__(self, parent: Attribute, items: Sequence[Element] = ()) -> None:
         self._parent = parent
-        self._keyed: dict[Hashable, Element] = {}
-        self._unkeyed: list[Element] = []
+        self._found: dict[Hashable, Element] = {}
         for item in items:
             self.add(item)
 
     def add(self, element: Element) -> None:
-        key = _value_key(self._parent, element)
-        if key is None:
-            self._unkeyed.append(element)
-        else:
-            self._keyed.setdefault(key, element)  # the first of equal elements, as a scan finds
+        # The first of equal elements, as a scan would find.
+        self._found.setdefault(_value_key(self._parent, element), element)
 
     def find(self, element: Element) -> Element | None:
-        key = _value_key(self._parent, element)
-        if key is None:
-            return next((i for i in self._unkeyed if _same(self._parent, i, element)), None)
-        return self._keyed.get(key)
+        return self._found.get(_value_key(self._parent, element))
 
 
 def _with_derived(parent: Attribute, element: Element, previous: Element | None) -> Element:
@@ -423,7 +395,7 @@ def _set(holder: Resource, target: _Target, value: Any) -> list[Element]:
     return []
 
 
-def _unset(holder: Resource, target: _Target, value: Any) -> list[Element]:
+def _unset(holder: Resource, target: _Target, value: Any = None) -> list[Element]:
     holder.pop(target.ref.attribute, None)
     return []
 
@@ -445,7 +417,7 @@ def _unset_complex(holder: Resource, target: _Target, value: Any) -> list[Elemen
     if target.ref.sub_attribute is not None and isinstance(current, dict):
         current.pop(target.ref.sub_attribute, None)
         return []
-    return _unset(holder, target, value)
+    return _unset(holder, target)
 
 
 def _union(holder: Resource, target: _Target, value: Any) -> list[Element]:
@@ -462,7 +434,7 @@ def _union(holder: Resource, target: _Target, value: Any) -> list[Element]:
             index.add(element)
             written.append(element)
         else:
-            if isinstance(present, dict) and isinstance(element, Mapping):
+            if isinstance(present, dict):  # then so is element: both coerced alike
                 present.update({k: v for k, v in element.items() if k != "value"})
             written.append(present)
     return written
@@ -480,7 +452,7 @@ def _subtract(holder: Resource, target: _Target, value: Any) -> list[Element]:
     """Multi-valued remove: the given values, or all without a value (RFC 7644 §3.5.2.2)."""
     parent = target.ref.parent
     if value is None:
-        return _unset(holder, target, value)
+        return _unset(holder, target)
     current = holder.get(parent.name) or []
     removed = _ByValue(parent, value)
     holder[parent.name] = [e for e in current if removed.find(e) is None]
@@ -568,13 +540,15 @@ def _coerced(op: str, target: _Target, value: Any) -> Any:
             value = value[0]
         if value is not None and not isinstance(value, Mapping):
             raise InvalidValue(f"The attribute '{ref.attribute}' needs an object per value.")
-        return coerce(replace(ref.parent, multi_valued=False), value)
+        elements = coerce(ref.parent, value)  # a list of the one element, or None
+        return elements[0] if elements else None
     return coerce(ref.parent, value)
 
 
 def _single_primary(holder: Resource, target: _Target, written: list[Element]) -> None:
     """RFC 7643 §2.4: ``primary: true`` at most once; the last written primary wins."""
-    if target.ref.parent.sub("primary") is None:
+    primary = target.ref.parent.sub("primary")  # pragma: no mutate - sub() ignores case
+    if primary is None:
         return
     winner = next((e for e in reversed(written) if e.get("primary") is True), None)
     items = holder.get(target.ref.attribute)
@@ -585,9 +559,9 @@ def _single_primary(holder: Resource, target: _Target, written: list[Element]) -
             item["primary"] = False
 
 
-def _unassigned(key: str, value: Any) -> bool:
+def _unassigned(value: Any, key: str | None) -> bool:
     """null, ``{}``, ``[]``, and ``""`` but for a password (an empty one is refused, never
-    taken for "no change")."""
+    taken for "no change"); ``key`` is the value's name, ``None`` for an element of a list."""
     return value is None or value == {} or value == [] or (value == "" and key != "password")
 
 
@@ -598,11 +572,11 @@ def _canonical(value: Any) -> Any:
         return value
     if isinstance(value, Mapping):
         pruned = {k: _canonical(v) for k, v in value.items() if k not in _DERIVED}
-        return {k: v for k, v in pruned.items() if not _unassigned(k, v)}
+        return {k: v for k, v in pruned.items() if not _unassigned(v, k)}
     if isinstance(value, list):
         kept = (v for v in value if not (isinstance(v, Mapping) and v.get("value") == ""))
         items = [_canonical(v) for v in kept]
-        return [v for v in items if not _unassigned("", v)]
+        return [v for v in items if not _unassigned(v, None)]
     return value
 
 
@@ -610,10 +584,9 @@ def _canonical_resource(resource: Mapping[str, Any]) -> Resource:
     """A new canonical copy: partially stored attributes narrowed, then :func:`_canonical`."""
     projected = dict(resource)
     for (urn, name), kept in _STORED_SUBS.items():
-        holder = projected.get(urn) if urn is not None else projected
+        holder = projected.get(urn)
         if isinstance(holder, Mapping) and isinstance(holder.get(name), Mapping):
-            narrowed = {**holder, name: {k: v for k, v in holder[name].items() if k in kept}}
-            projected = narrowed if urn is None else {**projected, urn: narrowed}
+            projected[urn] = {**holder, name: {k: v for k, v in holder[name].items() if k in kept}}
     result: Resource = _canonical(projected)
     return result
 
@@ -630,7 +603,7 @@ def _unordered(value: Any) -> Any:
         return {k: _unordered(v) for k, v in value.items()}
     if isinstance(value, list):
         items = [_unordered(v) for v in value]
-        return sorted(items, key=lambda v: json.dumps(v, sort_keys=True, default=str))
+        return sorted(items, key=_json)
     return value
 
 
@@ -640,21 +613,19 @@ def _unordered(value: Any) -> Any:
 _OPS = frozenset(_op for _op, _ in _HANDLERS)
 
 
-def _check_size(resource: Resource, target: _Target, resource_type: str) -> None:
-    """Refuse a multi-valued attribute grown past :data:`MAX_VALUES` for its resource type."""
-    limit = MAX_VALUES.get(resource_type)
-    holder = resource.get(target.ref.schema) if target.ref.schema else resource
-    items = holder.get(target.ref.attribute) if isinstance(holder, dict) else None
-    if limit is not None and isinstance(items, list) and len(items) > limit:
-        raise InvalidValue(f"'{target.ref.attribute}' holds at most {limit} values.")
+def _apply(resource: Resource, target: _Target, op: str, value: Any, resource_type: str) -> bool:
+    """Run one resolved operation; ``True`` when it wrote a writeOnly attribute.
 
-
-def _apply(resource: Resource, target: _Target, op: str, value: Any) -> bool:
-    """Run one resolved operation; ``True`` when it wrote a writeOnly attribute."""
+    :raises InvalidValue: a multi-valued attribute grown past :data:`MAX_VALUES`.
+    """
     ref = target.ref
     holder: Resource = resource.setdefault(ref.schema, {}) if ref.schema else resource
     written = _HANDLERS[op, target.shape](holder, target, _coerced(op, target, value))
     _single_primary(holder, target, written)
+    limit = MAX_VALUES.get(resource_type)
+    items = holder.get(ref.attribute)
+    if limit is not None and isinstance(items, list) and len(items) > limit:
+        raise InvalidValue(f"'{ref.attribute}' holds at most {limit} values.")
     return op != "remove" and ref.definition.mutability == "writeOnly"
 
 
@@ -750,13 +721,12 @@ def apply_patch(
             try:
                 targets = [(_path_target(path, op, resource_type, schemas), value)]
             except _Unstored:
-                _report_dropped(path, resource_type, schemas)
+                _report_dropped(path, resource_type)
                 continue
         else:
             targets = list(_object_targets(value, resource_type, op, schemas))
         for target, item in targets:
-            wrote_secret = _apply(result, target, op, item) or wrote_secret
-            _check_size(result, target, resource_type)
+            wrote_secret |= _apply(result, target, op, item, resource_type)
     patched = _canonical_resource(result)
     before = _canonical_resource(resource)
     _check_immutable(before, patched, resource_type, schemas)
@@ -806,9 +776,7 @@ def _check_immutable(
     """RFC 7643 §7: an immutable attribute, once it has a value, keeps it (writing the same
     value again is no change, so a retried request still succeeds)."""
     for urn, name in _immutable(resource_type, schemas):
-        old_holder = before if urn is None else before.get(urn) or {}
-        new_holder = after if urn is None else after.get(urn) or {}
-        old = old_holder.get(name) if isinstance(old_holder, Mapping) else None
-        new = new_holder.get(name) if isinstance(new_holder, Mapping) else None
-        if old not in (None, "", []) and new != old:
+        old = (before if urn is None else before.get(urn) or {}).get(name)
+        new = (after if urn is None else after.get(urn) or {}).get(name)
+        if old is not None and new != old:  # canonical: no empty value is left
             raise Mutability(f"The attribute '{name}' is immutable.")

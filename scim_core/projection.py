@@ -22,13 +22,12 @@ _MAX_NAME_LENGTH = 256
 def _names(raw: str | None, core_urn: str) -> frozenset[str]:
     if not raw:
         return frozenset()
-    items = raw.split(",", MAX_PROJECTED_NAMES)
-    if len(items) > MAX_PROJECTED_NAMES:
+    if raw.count(",") >= MAX_PROJECTED_NAMES:  # counted before anything is split
         raise InvalidValue(
             f"attributes and excludedAttributes list at most {MAX_PROJECTED_NAMES} names."
         )
     names = set()
-    for item in items:
+    for item in raw.split(","):
         if len(item) > _MAX_NAME_LENGTH:
             raise InvalidValue(
                 f"An attribute name in attributes or excludedAttributes is longer than "
@@ -59,10 +58,10 @@ class Projection:
         names = set(_ALWAYS)
         for name in self.include:
             if not name.startswith("urn:"):
-                names.add(name.split(".", 1)[0])
+                names.add(name.split(".")[0])
                 continue
             urn, _, last = name.rpartition(":")
-            names |= {f"{urn}:{last.split('.', 1)[0]}", urn}
+            names |= {f"{urn}:{last.split('.')[0]}", urn}
         return frozenset(names)
 
     def wants(self, name: str) -> bool:
@@ -83,13 +82,14 @@ class Projection:
             if not self.wants(key):
                 continue
             inner = {
-                n[len(key) + 1 :].split(".", 1)[0]
+                n[len(key) + 1 :].split(".")[0]
                 for n in self.include
                 if n.startswith(key.lower() + ":")
             }
             if inner and isinstance(value, dict) and key.lower() not in self.include:
                 value = {k: v for k, v in value.items() if k.lower() in inner}  # an extension's
-            subs = {n.split(".", 1)[1] for n in self.include if n.startswith(key.lower() + ".")}
+            # SCIM nests one level: a name's parts past its sub-attribute select nothing more.
+            subs = {n.split(".")[1] for n in self.include if n.startswith(key.lower() + ".")}
             if subs and isinstance(value, dict) and key.lower() not in self.include:
                 value = {k: v for k, v in value.items() if k.lower() in subs}
             elif subs and isinstance(value, list) and key.lower() not in self.include:
@@ -142,5 +142,5 @@ def _without_sub(value: Any, sub: str) -> Any:
     if isinstance(value, dict):
         return {k: v for k, v in value.items() if k.lower() != sub.lower()}
     if isinstance(value, list):
-        return [_without_sub(item, sub) if isinstance(item, dict) else item for item in value]
+        return [_without_sub(item, sub) for item in value]
     return value

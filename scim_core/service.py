@@ -717,7 +717,7 @@ class ScimService:
     def _patch_group(self, request: ScimRequest, group_id: str) -> ScimResponse:
         operations = self._operations(request)
         projection = parse_projection(request.query, GROUP_URN)
-        plan = MembershipPlan.from_operations(operations, group_id, self._group_extensions)
+        plan = MembershipPlan.from_operations(operations, self._group_extensions)
         if request.if_match:
             _check_version(
                 request, self._group_or_404(group_id, Projection(include=frozenset({"id"})))

@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import importlib.resources
 import re
-from typing import Any, cast
+from typing import Any
 
 from lark import Lark
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedToken
@@ -72,9 +72,9 @@ def _parser() -> Lark:
 
 
 def _describe(names: frozenset[str]) -> str:
+    # Every state of the parser accepts some terminal (the end, once a parse is complete), and
+    # every terminal of the grammar is named above: the list is never empty.
     words = [_TERMINAL_NAMES[n] for n in sorted(names & _ORDER.keys(), key=_ORDER.__getitem__)]
-    if not words:
-        return "nothing more"
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
 
 
@@ -94,15 +94,13 @@ def _reason(
     if isinstance(error, UnexpectedToken) and error.token.type == "$END":
         expected = _expected(text, start)
         return len(text) + 1, f"unexpected end of text; expected {_describe(expected)}"
-    if isinstance(error, UnexpectedToken):
-        pos: int = error.token.start_pos or 0
-    else:
-        pos = cast(int, error.pos_in_stream)  # always set on UnexpectedCharacters
+    pos: int = error.pos_in_stream or 0  # the offending token's start, or character's
     # A word the client typed is not quoted back: a secret pasted in the wrong place (an
     # unquoted value) must not come back in an error. A stray symbol is named; otherwise the
     # column and what was expected say enough.
     found = text[pos : pos + 1]
-    shown = f"unexpected {found!r}; " if found and not (found.isalnum() or found in '"_') else ""
+    starts_a_word = found.isalnum() or found in {'"', "_"}
+    shown = f"unexpected {found!r}; " if found and not starts_a_word else ""
     expected = _expected(text[:pos], start)
     return pos + 1, f"{shown}expected {_describe(expected)}"
 

@@ -126,7 +126,7 @@ class FilterPolicy:
         # An attribute name the policy does not know is not quoted back: it is client text.
         known = (
             resolve(name, resource_type) is not None
-            or name.split(".", 1)[0].lower() in _COMMON_ATTRIBUTES
+            or name.split(".")[0].lower() in _COMMON_ATTRIBUTES
             or any(key[:2] == (resource_type.lower(), name.lower()) for key in self._index)
         )
         named = str(path) if known else "an attribute"
@@ -135,7 +135,7 @@ class FilterPolicy:
             self._reject(f"{shown!r}", resource_type)
         elif isinstance(node, Compare) and type(node.value) not in entry[1]:
             kind = type(node.value)
-            self._reject(f"{shown!r} with a {_NAMED.get(kind, kind.__name__)} value", resource_type)
+            self._reject(f"{shown!r} with a {_NAMED[kind]} value", resource_type)
 
     def _name(self, path: AttrPath, resource_type: str, outer: AttrPath | None) -> str:
         if outer is not None:
@@ -162,6 +162,7 @@ _KEYWORDS: dict[type, str] = {And: "and", Or: "or", Not: "not"}
 # How a value type is listed among allowed forms, and named in a rejection.
 _LISTED: dict[type, str] = {str: "string", bool: "true|false", int: "integer", float: "decimal"}
 _LISTED[type(None)] = "null"
+# Every type a parsed filter's value has.
 _NAMED: dict[type, str] = {str: "string", bool: "boolean", int: "number", float: "number"}
 _NAMED[type(None)] = "null"
 

@@ -129,6 +129,9 @@ CORE = "urn:ietf:params:scim:schemas:core:2.0:User"
         ({"op": "add", "value": {f"{ENTERPRISE}:costCenter": "4"}}, "costcenter", "costcenter"),
         ({"op": "add", "value": {"shoeSize": 44}}, "other", "shoesize"),
         ({"op": "add", "path": 'ims[type eq "aim"].value', "value": "x"}, "ims", "ims"),
+        ({"op": "add", "path": 'ims[type eq "a[b"].value', "value": "x"}, "ims", "ims"),
+        # costCenter of an extension this service does not know is not the enterprise one.
+        ({"op": "add", "value": {"urn:example:ext:1.0:costCenter": "4"}}, "other", "costcenter"),
     ],
 )
 def test_a_dropped_user_attribute_is_named_without_its_schema(
@@ -140,5 +143,6 @@ def test_a_dropped_user_attribute_is_named_without_its_schema(
 
 
 def test_read_only_keys_are_not_reported_as_dropped(monkeypatch, caplog):
-    operations = [{"op": "replace", "value": {"id": "x", "meta": {"version": "1"}, "schemas": []}}]
+    value = {"id": "x", "meta": {"version": "1"}, "schemas": [], "META.version": "2", "": 1}
+    operations = [{"op": "replace", "value": value}]
     assert _dropped(monkeypatch, caplog, "User", operations) == ([], [])

@@ -238,6 +238,11 @@ def test_builds_ast_not_tree() -> None:
         ('emails[type eq "w"].value eq "x"', 20, "unexpected '.'; expected 'and'"),
         ("a pr\nand\n@", 10, "unexpected '@'"),
         ("a ~ 1", 3, "unexpected '~'"),
+        # At the first character; a quote or an underscore starts client text: not quoted back.
+        ("!a pr", 1, "Invalid filter at column 1: unexpected '!'; expected an attribute path"),
+        (")", 1, "Invalid filter at column 1: unexpected ')'; expected an attribute path"),
+        ('"secret" pr', 1, "Invalid filter at column 1: expected an attribute path"),
+        ("_secret pr", 1, "Invalid filter at column 1: expected an attribute path"),
     ],
 )
 def test_errors_name_the_column(text: str, column: int, reason: str) -> None:

@@ -15,7 +15,7 @@ KNOWN = {  # as the service keys a Group extension's attributes: the whole name 
 
 
 def plan(*operations, known=None):
-    return MembershipPlan.from_operations(list(operations), "g1", KNOWN if known is None else known)
+    return MembershipPlan.from_operations(list(operations), KNOWN if known is None else known)
 
 
 def members(*ids):
@@ -129,6 +129,9 @@ def test_nothing_sent_about_the_external_id_leaves_it():
         ({"op": "replace", "value": "not an object"}, InvalidSyntax),
         ({"op": "remove"}, NoTarget),
         ({"op": "add", "path": f"{ACME}:seats", "value": "twelve"}, InvalidValue),
+        # An extension's URN takes an object of its attributes, and only to add or replace them.
+        ({"op": "replace", "path": ACME, "value": "CC-1"}, InvalidPath),
+        ({"op": "remove", "path": ACME, "value": {"costCenter": "CC-1"}}, InvalidPath),
     ],
 )
 def test_what_a_group_cannot_take_is_refused(operation, error):
@@ -173,3 +176,39 @@ def test_group_value_reads_core_and_extension_keys():
     assert group_value(group, f"{ACME}:costCenter") == "CC"
     assert group_value(group, f"{ACME}:seats") is None
     assert group_value({ACME: "not an object"}, f"{ACME}:costCenter") is None
+
+
+def test_a_remove_with_a_value_still_clears_a_single_valued_attribute():
+    p = plan(
+        {"op": "remove", "path": "externalId", "value": "ext-1"},
+        {"op": "remove", "path": f"{ACME}:costCenter", "value": "CC-1"},
+    )
+    assert (p.external_id, p.external_id_sent) == (None, True)
+    assert p.extensions == {f"{ACME}:costCenter": None}
+
+
+@pytest.mark.parametrize("value", ["", [], None])
+def test_an_empty_extension_value_clears_it(value):
+    p = plan({"op": "add", "path": f"{ACME}:costCenter", "value": value})
+    assert p.extensions == {f"{ACME}:costCenter": None}
+
+
+def test_operations_after_a_path_less_one_apply_too():
+    p = plan(
+        {"op": "replace", "value": {"displayName": "Named"}},
+        {"op": "add", "path": "members", "value": members("a")},
+    )
+    assert (p.display_name, list(p.add)) == ("Named", ["a"])
+
+
+def test_a_path_less_add_of_members_adds_them():
+    p = plan({"op": "add", "value": {"members": members("a")}})
+    assert (list(p.add), p.replace) == (["a"], None)
+
+
+def test_removing_a_member_a_replace_does_not_hold_is_no_error():
+    p = plan(
+        {"op": "replace", "path": "members", "value": members("a")},
+        {"op": "remove", "path": "members", "value": members("b", "a")},
+    )
+    assert (p.replace, p.add, p.remove) == ({}, {}, {})

@@ -233,7 +233,9 @@ def test_large_value_lists_take_linear_time() -> None:
     """Adding, replacing and removing 30,000 members (a 1 MiB body's worth) stays fast."""
     members = [{"value": f"user-{i:05d}"} for i in range(30_000)]
     started = time.perf_counter()
-    with within(10):
+    # A minute: linear takes about a second, ten times that under mutmut's call recording on a
+    # loaded machine; the pairwise scan it replaced took about an hour.
+    with within(60):
         grown, _ = apply_patch(GROUP, [{"op": "add", "path": "members", "value": members}], "Group")
         everyone = [{"op": "replace", "path": "members", "value": grown["members"]}]
         same, changed = apply_patch(grown, everyone, "Group")
@@ -242,4 +244,4 @@ def test_large_value_lists_take_linear_time() -> None:
     elapsed = time.perf_counter() - started
     assert len(grown["members"]) == 30_001 and not changed
     assert emptied["members"] == GROUP["members"]
-    assert elapsed < 10, elapsed  # the pairwise scan it replaced took about an hour
+    assert elapsed < 60, elapsed

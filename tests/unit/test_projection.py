@@ -102,3 +102,32 @@ def test_top_level_is_what_a_backend_must_read():
         f"{ENTERPRISE}:manager".lower(),
         ENTERPRISE.lower(),
     }
+
+
+@pytest.mark.parametrize(
+    ("attributes", "key", "shown"),
+    [
+        # The whole attribute asked for wins over its parts, in objects and in lists.
+        (f"{ENTERPRISE},{ENTERPRISE}:employeeNumber", ENTERPRISE, USER[ENTERPRISE]),
+        ("emails,emails.value", "emails", USER["emails"]),
+        # Parts past a sub-attribute select nothing more than the sub-attribute.
+        (f"{ENTERPRISE}:manager.value.x", ENTERPRISE, {"manager": USER[ENTERPRISE]["manager"]}),
+        ("name.givenName.x", "name", {"givenName": "Alice"}),
+    ],
+)
+def test_what_a_list_of_names_keeps(attributes, key, shown):
+    assert project(attributes=attributes)[key] == shown
+
+
+def test_top_level_of_names_past_a_sub_attribute():
+    projection = Projection(
+        include=frozenset({"name.givenname.x", f"{ENTERPRISE}:manager.value.x".lower()})
+    )
+    assert projection.top_level() == {
+        "id",
+        "schemas",
+        "meta",
+        "name",
+        f"{ENTERPRISE}:manager".lower(),
+        ENTERPRISE.lower(),
+    }
