@@ -43,6 +43,8 @@ ROUNDS_PER_WORKER = scale(40, 2500)
 LOAD_SECONDS = scale(30, 600)
 SWITCHES = scale(1, 20)
 ROUNDS_BETWEEN_SWITCHES = scale(30, 300)
+#: How long after a stop a read may miss a user created on the stopped provider before it.
+REPLICATION_GRACE = 2.0
 REPLICATION_WAIT = 30.0
 
 
@@ -91,6 +93,7 @@ def test_reads_and_writes_go_on_through_the_second_provider(
     prefix = unique("failover")
     recorder = Recorder()
     created: dict[str, str] = {}  # userName -> id
+    created_at: dict[str, float] = {}  # id -> when its create was answered
     titles: dict[str, str] = {}  # userName -> last title answered 200
     stale_lists: list[str] = []  # list queries that missed a user created just before
     lock = threading.Lock()
@@ -116,6 +119,7 @@ def test_reads_and_writes_go_on_through_the_second_provider(
             user_id = result.body["id"]
             with lock:
                 created[name] = user_id
+                created_at[user_id] = result.started + result.elapsed
             recorder.add(served.call("GET", f"/Users/{user_id}"))
             query = quote(f'userName eq "{name}"')
             listed = recorder.add(served.call("GET", f"/Users?filter={query}"))
@@ -161,7 +165,25 @@ def test_reads_and_writes_go_on_through_the_second_provider(
 
     assert not control_errors, control_errors
     assert switches, f"the first provider was never stopped: {recorder.statuses()}"
-    failures = recorder.failures(_allowed)
+
+    def not_replicated_yet(result: Result) -> bool:
+        # A read by id that reaches the second provider before the create made on the first
+        # a moment earlier has replicated there finds no user (replication delay, documented
+        # in docs/reliability.md): allowed only for a user created before a stop and asked
+        # for within REPLICATION_GRACE seconds after it.
+        user_id = result.path.rsplit("/", 1)[-1]
+        done = created_at.get(user_id)
+        return (
+            result.status == 404
+            and done is not None
+            and any(
+                done <= s["stopped"] <= result.started <= s["stopped"] + REPLICATION_GRACE
+                for s in switches
+            )
+        )
+
+    lagged = [r for r in recorder.results if not_replicated_yet(r)]
+    failures = recorder.failures(lambda r: _allowed(r) or not_replicated_yet(r))
     assert not failures, "\n".join(failures[:20])
     statuses = recorder.statuses()
     # Only requests caught in flight by the stop may fail: creates (never retried, they are
@@ -195,6 +217,7 @@ def test_reads_and_writes_go_on_through_the_second_provider(
         f"\n[failover] workers={WORKERS} requests={len(recorder.results)} statuses={statuses} "
         f"stops={len(switches)} creates={len(created)} patches={len(titles)} "
         f"failover={[round(f, 3) for f in failover]}s stale_list_reads={len(stale_lists)} "
+        f"reads_before_replication={len(lagged)} "
         f"converged_after_restart={converged:.2f}s soak={SOAK}"
     )
 
