@@ -18,6 +18,7 @@ result         meaning                                                          
 
 from __future__ import annotations
 
+import functools
 import textwrap
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -60,6 +61,9 @@ EXIT_FAILED: Final = 1
 
 _HEADER: Final = ("step", "result", "detail")
 _DETAIL_WIDTH: Final = 72
+_RESULT_WIDTH: Final = max(len(r) for r in (_HEADER[1], *RESULTS))
+#: Wraps a detail at a width, never splitting a word (a DN or a URL stays whole).
+_wrap: Final = functools.partial(textwrap.wrap, break_long_words=False)
 
 
 @dataclass(frozen=True)
@@ -98,15 +102,14 @@ def render_table(steps: Sequence[Step], detail_width: int = _DETAIL_WIDTH) -> st
     :param detail_width: where details wrap (words are never split).
     """
     name_width = max(len(_HEADER[0]), *(len(s.name) for s in steps)) if steps else len(_HEADER[0])
-    result_width = max(len(r) for r in (_HEADER[1], *RESULTS))
-    indent = " " * (name_width + result_width + 4)
+    indent = " " * (name_width + _RESULT_WIDTH + 4)
 
     def row(name: str, result: str, detail: str) -> list[str]:
-        lines = textwrap.wrap(detail, detail_width, break_long_words=False) or [""]
-        first = f"{name:<{name_width}}  {result:<{result_width}}  {lines[0]}".rstrip()
+        lines = _wrap(detail, detail_width) or [""]
+        first = f"{name:<{name_width}}  {result:<{_RESULT_WIDTH}}  {lines[0]}".rstrip()
         return [first, *(indent + line for line in lines[1:])]
 
-    rule = f"{'-' * name_width}  {'-' * result_width}  {'-' * len(_HEADER[2])}"
+    rule = f"{'-' * name_width}  {'-' * _RESULT_WIDTH}  {'-' * len(_HEADER[2])}"
     out = [*row(*_HEADER), rule]
     for step in steps:
         out += row(step.name, step.result, step.detail)

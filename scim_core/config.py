@@ -87,11 +87,13 @@ class Setting(Generic[T]):
         if raw is None and self.secret and environ.get(self.name + "_FILE"):
             file_name = environ[self.name + "_FILE"]
             try:
-                raw = Path(file_name).read_text(encoding="utf-8").strip()
+                raw = Path(file_name).read_bytes().decode().strip()
             except OSError as exc:
                 raise ConfigError(
                     f"{self.name}_FILE: cannot read {file_name}: {exc.strerror}"
                 ) from None
+            except UnicodeDecodeError:
+                raise ConfigError(f"{self.name}_FILE: {file_name} is not UTF-8 text") from None
         if raw is None or raw == "":
             if self.required:
                 raise ConfigError(f"{self.name} is required: {self.doc}")

@@ -106,7 +106,7 @@ def member_template(
         make = _FIELDS.get(key)
         if make is None or make(pair[0], pair[1], base_url) != value:
             return None
-        text.append(_encode(key).replace("%", "%%") + ":" + slots[key])
+        text.append(_encode(key) + ":" + slots[key])  # one of _FIELDS: no "%" to escape
     if not text:
         return None
     form = "{" + ",".join(text) + "}"
@@ -145,7 +145,7 @@ class StreamedGroup:
         members: MemberList,
         write: Callable[[tuple[str, str]], str],
     ) -> None:
-        marker = f"members-{secrets.token_hex(16)}"
+        marker = f"members-{secrets.token_hex(16)}"  # pragma: no mutate (any length will do)
         text = _dumps({**rendered, "members": marker})
         self._head, self._tail = text.split(f'"{marker}"')
         self._members = members
@@ -160,5 +160,5 @@ class StreamedGroup:
         yield ("]" + self._tail).encode()
 
 
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+#: What ``json.dumps(value, ensure_ascii=False, separators=(",", ":"))`` gives.
+_dumps: Callable[[Any], str] = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode

@@ -11,6 +11,9 @@ __all__ = ["SCIM_MEDIA_TYPE", "ScimRequest", "ScimResponse"]
 
 SCIM_MEDIA_TYPE = "application/scim+json"
 
+#: Compact UTF-8 JSON: what ``json.dumps(body, ensure_ascii=False, separators=(",", ":"))`` gives.
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
 
 @dataclass(frozen=True)
 class ScimRequest:
@@ -62,7 +65,7 @@ class ScimResponse:
             return b"".join(self.chunks)
         if self.body is None:
             return b""
-        return json.dumps(self.body, ensure_ascii=False, separators=(",", ":")).encode()
+        return _COMPACT.encode(self.body).encode()
 
     def iter_bytes(self) -> Iterable[bytes]:
         """The body as compact UTF-8 JSON in pieces (one piece unless it is ``chunks``)."""

@@ -18,6 +18,8 @@ from typing import Final, NoReturn
 __all__ = ["InFlightSecretFilter", "Secret"]
 
 _MASK: Final = "********"
+#: How AD's unicodePwd carries a password.
+_UNICODE_PWD_CODEC: Final = "utf-16-le"
 _in_flight: dict[str, int] = {}
 _in_flight_lock = threading.Lock()
 
@@ -84,7 +86,11 @@ class InFlightSecretFilter(logging.Filter):
         for secret in secrets:
             # Protocol dumps show bytes: a non-ASCII password appears as its escaped repr, and
             # AD's unicodePwd carries it in UTF-16LE.
-            forms = (secret, repr(secret.encode())[2:-1], repr(secret.encode("utf-16-le"))[2:-1])
+            forms = (
+                secret,
+                repr(secret.encode())[2:-1],
+                repr(secret.encode(_UNICODE_PWD_CODEC))[2:-1],
+            )
             for form in forms:
                 message = message.replace(form, _MASK)
         record.msg, record.args = message, None

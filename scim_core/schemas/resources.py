@@ -165,7 +165,7 @@ def group_name_problem(name: str) -> str | None:
         return "It mixes Latin letters with Cyrillic or Greek ones drawn like them."
     if name.lower() == ".search" or any(part in ("", ".", "..") for part in name.split("/")):
         return "It must be a URL path of its own: not '.search', no empty, '.' or '..' part."
-    if len(name.encode("utf-8", "surrogatepass")) > GROUP_NAME_MAX_BYTES:
+    if len(name.encode()) > GROUP_NAME_MAX_BYTES:  # no surrogate is left to fail encoding
         return f"At most {GROUP_NAME_MAX_BYTES} bytes of UTF-8 (it is the cn)."
     return None
 
@@ -179,8 +179,9 @@ def _group_name(name: str) -> None:
 class _Group(_Strict):
     id = fields.String()
     external_id = fields.String(data_key="externalId", validate=validate.Length(min=1, max=256))
+    # No upper bound on characters: group_name_problem's byte bound is the stricter one.
     display_name = fields.String(
-        data_key="displayName", validate=[validate.Length(min=1, max=256), _group_name]
+        data_key="displayName", validate=[validate.Length(min=1), _group_name]
     )
     members = fields.List(fields.Nested(_Reference))
 
@@ -214,8 +215,8 @@ def _describe(errors: Any, prefix: str = "") -> list[str]:
         for key, value in errors.items():
             lines += _describe(value, f"{prefix}.{key}" if prefix else str(key))
         return lines
-    messages = errors if isinstance(errors, list) else [errors]
-    return [f"{prefix}: {message}" for message in messages if isinstance(message, str)]
+    # marshmallow's leaves are lists of messages (a ValidationError wraps a lone one).
+    return [f"{prefix}: {message}" for message in errors if isinstance(message, str)]
 
 
 @functools.lru_cache(maxsize=64)

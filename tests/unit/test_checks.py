@@ -94,3 +94,17 @@ def test_names_are_read_from_subschema_definitions() -> None:
         "( 1.2.4 DESC 'no name' )",
     ]
     assert schema_names(definitions) == {"cn", "commonname", "uid", "scimperson"}
+
+
+def test_no_steps_is_a_header_and_a_rule() -> None:
+    assert render_table([]) == "step  result    detail\n----  --------  ------\n"
+
+
+def test_a_detail_wraps_at_72_characters_and_never_inside_a_word() -> None:
+    fits = "a" * 35 + " " + "b" * 36
+    assert render_table([Step("x", "ok", fits)]).splitlines()[2] == f"x     ok        {fits}"
+    assert len(render_table([Step("x", "ok", fits + " c")]).splitlines()) == 4
+    word = "w" * 50
+    assert render_table([Step("x", "ok", word)], detail_width=40).splitlines()[2:] == [
+        f"x     ok        {word}"
+    ]

@@ -6,8 +6,9 @@ import pytest
 
 from scim_core.backends.ldap.profiles import PROFILES
 from scim_core.backends.ldap.sitemap import default_mapping, load_mapping
+from scim_core.backends.ldap.sitemap_entries import MappingProblem, mapped_attribute
 from scim_core.config import ConfigError
-from scim_core.schemas.attributes import DEFAULT_SCHEMAS, ENTERPRISE_URN, USER_URN
+from scim_core.schemas.attributes import DEFAULT_SCHEMAS, ENTERPRISE_URN, GROUP_URN, USER_URN
 
 ACME = "urn:example:params:scim:schemas:extension:acme:2.0:User"
 GROUP_EXTENSION = "urn:example:params:scim:schemas:extension:acme:2.0:Group"
@@ -363,3 +364,168 @@ def test_an_extension_attribute_may_hold_a_list(tmp_path):
     assert read[ACME] == {"skills": ["SCIM", "LDAP"]}
     # The same values in another order are no change.
     assert "businessCategory" not in mapping.changes(read, user, None, None, entry)
+
+
+def test_a_file_that_is_not_utf8_is_named(tmp_path):
+    path = tmp_path / "site.toml"
+    path.write_bytes(b'[[user]]\nscim = "nickName"\nldap = "n\xe9"\n')
+    with pytest.raises(ConfigError) as refused:
+        load_mapping(path, BASE)
+    assert str(refused.value) == f"SCIM_MAPPING_FILE {path}: not UTF-8 text."
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("[colours]\n", "unknown table 'colours'; expected [[user]], [[group]] or [schema.…]."),
+        ("user = 1\n", "'user' must be written as [[user]] tables, one per attribute."),
+        ("group = 1\n", "'group' must be written as [[group]] tables, one per attribute."),
+        ("schema = 1\n", "'schema' must be written as [schema.\"<URN>\"] tables."),
+        # an inline array has no [[user]] header line to name
+        (
+            'user = [{scim = "nickName"}]\n',
+            "'ldap' must name an LDAP attribute (letters, digits, '-').",
+        ),
+    ],
+)
+def test_a_problem_of_no_one_table_names_no_line(tmp_path, text, problem):
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as refused:
+        load_mapping(path, BASE)
+    assert str(refused.value) == f"SCIM_MAPPING_FILE {path}: {problem}"
+
+
+def test_a_group_attribute_mapped_twice_names_its_line(tmp_path):
+    table = f'[[group]]\nscim = "{GROUP_EXTENSION}:o"\nldap = "x"\n'
+    path = write(tmp_path, table + "\n" + table)
+    with pytest.raises(ConfigError) as refused:
+        load_mapping(path, BASE)
+    assert str(refused.value) == (
+        f"SCIM_MAPPING_FILE {path}, line 5: {GROUP_EXTENSION}:o is mapped twice."
+    )
+
+
+def test_a_schema_table_may_leave_out_its_name_and_description(tmp_path):
+    path = write(tmp_path, f'[schema."{ACME}"]\n\n' + _acme(""))
+    assert load_mapping(path, BASE).schema_names == {ACME: ("", "")}
+
+
+# One table read by mapped_attribute: what each kind of attribute keeps of its keys.
+
+WORK_PHONE = 'phoneNumbers[type eq "work"].value'
+
+
+def _problem(entry: object, resource_type: str = "User") -> str:
+    with pytest.raises(MappingProblem) as refused:
+        mapped_attribute(entry, resource_type)
+    return str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("scim", "sub"), [("name.givenName", "givenName"), ("NAME.formatted", "formatted")]
+)
+def test_a_name_part_keeps_its_object_class_and_syntax(scim, sub):
+    entry = {"scim": scim, "ldap": "gn", "object_class": "acmePerson", "syntax": "printableString"}
+    part = mapped_attribute(entry)
+    assert (part.schema, part.name, part.sub, part.ldap) == (USER_URN, "name", sub, "gn")
+    assert (part.object_class, part.syntax) == ("acmePerson", "printableString")
+    plain = mapped_attribute({"scim": scim, "ldap": "gn"})
+    assert (plain.object_class, plain.syntax) == (None, "directoryString")
+
+
+@pytest.mark.parametrize("more", [{"filter": True}, {"type": "integer"}])
+def test_a_name_part_is_a_string_never_filtered(more):
+    problem = _problem({"scim": "name.familyName", "ldap": "sn", **more})
+    assert problem == "name.familyName is a string and cannot be filtered here."
+
+
+@pytest.mark.parametrize(
+    "scim", ["name.givenName", WORK_PHONE, "title", f"{ENTERPRISE_URN}:department"]
+)
+def test_only_a_site_extension_attribute_may_be_multi_valued(scim):
+    problem = _problem({"scim": scim, "ldap": "x", "multi_valued": True})
+    assert problem == "only an attribute of a site's extension schema may be multi_valued."
+
+
+def test_an_element_keeps_its_type_object_class_and_syntax():
+    entry = {
+        "scim": WORK_PHONE,
+        "ldap": "tel",
+        "object_class": "acmePerson",
+        "syntax": "telephoneNumber",
+    }
+    element = mapped_attribute(entry)
+    assert (element.name, element.element_type, element.sub) == ("phoneNumbers", "work", "value")
+    assert (element.object_class, element.syntax) == ("acmePerson", "telephoneNumber")
+    plain = mapped_attribute({"scim": WORK_PHONE, "ldap": "tel"})
+    assert (plain.object_class, plain.syntax) == (None, "directoryString")
+
+
+@pytest.mark.parametrize("more", [{"filter": True}, {"type": "integer"}])
+def test_an_element_is_a_string_never_filtered(more):
+    problem = _problem({"scim": WORK_PHONE, "ldap": "tel", **more})
+    assert problem == "an element of phoneNumbers is a string and cannot be filtered."
+
+
+def test_a_description_is_the_rfc_one_unless_the_file_gives_its_own():
+    assert mapped_attribute({"scim": "nickName", "ldap": "x"}).description == (
+        "The casual way to address the user."
+    )
+    assert mapped_attribute({"scim": "title", "ldap": "x"}).description == ""
+    given = {"scim": "nickName", "ldap": "x", "description": "What friends say."}
+    assert mapped_attribute(given).description == "What friends say."
+    assert mapped_attribute({"scim": f"{ACME}:n", "ldap": "x"}).description == ""
+    assert (
+        mapped_attribute({"scim": f"{GROUP_EXTENSION}:o", "ldap": "x"}, "Group").description == ""
+    )
+
+
+def test_a_standard_attribute_keeps_its_rfc_type_and_schema_in_any_case():
+    url = mapped_attribute({"scim": f"{USER_URN.upper()}:PROFILEURL", "ldap": "labeledURI"})
+    assert (url.schema, url.name, url.type, url.points_to) == (
+        USER_URN,
+        "profileUrl",
+        "reference",
+        None,
+    )
+
+
+def test_a_reference_of_an_extension_points_to_a_user():
+    for entry, resource_type in (
+        ({"scim": f"{ACME}:buddy", "ldap": "seeAlso", "type": "reference"}, "User"),
+        ({"scim": f"{GROUP_EXTENSION}:owner", "ldap": "owner", "type": "reference"}, "Group"),
+    ):
+        reference = mapped_attribute(entry, resource_type)
+        assert (reference.type, reference.points_to) == ("complex", "User")
+    text = mapped_attribute({"scim": f"{GROUP_EXTENSION}:code", "ldap": "x"}, "Group")
+    assert (text.type, text.points_to, text.resource_type) == ("string", None, "Group")
+
+
+def test_a_table_names_the_kind_it_was_read_as():
+    with pytest.raises(MappingProblem, match=r"^a \[\[user\]\] entry must be a table\.$"):
+        mapped_attribute(1)  # a [[user]] table unless told otherwise
+    assert _problem([], "Group") == "a [[group]] entry must be a table."
+
+
+@pytest.mark.parametrize(
+    ("scim", "problem"),
+    [
+        (f"{GROUP_URN}:x", f"{GROUP_URN!r} is not a User extension schema URN."),
+        ("acme:x", "'acme' is not a User extension schema URN."),
+    ],
+)
+def test_a_user_attribute_needs_a_user_extension_schema(scim, problem):
+    assert _problem({"scim": scim, "ldap": "x"}) == problem
+
+
+def test_a_group_attribute_is_one_attribute():
+    scim = f"{GROUP_EXTENSION}:a.b"
+    assert (
+        _problem({"scim": scim, "ldap": "x"}, "Group") == f"{scim!r} does not name one attribute."
+    )
+
+
+@pytest.mark.parametrize("object_class", [5, "not a class!"])
+def test_an_object_class_is_an_ldap_name(object_class):
+    problem = _problem({"scim": f"{ACME}:n", "ldap": "x", "object_class": object_class})
+    assert problem == "'object_class' must name an LDAP object class."

@@ -87,9 +87,11 @@ def load_mapping(path: str | Path, base: SiteMapping | None = None) -> SiteMappi
     """
     where = f"SCIM_MAPPING_FILE {path}"
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = Path(path).read_bytes().decode()
     except OSError as error:
         raise ConfigError(f"{where}: cannot be read ({error.strerror}).") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{where}: not UTF-8 text.") from None
     try:
         document = tomllib.loads(text)
         return _checked(document, _header_lines(text), base)
@@ -156,7 +158,8 @@ def _checked(
     )
     if base is not None:
         merged = base.extended_by(mapping)
-        for attribute, line in zip(mapping.users, user_lines, strict=True):
+        # pragma below: the two lists grow together, so strict cannot change anything
+        for attribute, line in zip(mapping.users, user_lines, strict=True):  # pragma: no mutate
             holders = [m for m in merged.users if m.ldap.lower() == attribute.ldap.lower()]
             if len(holders) > 1:
                 other = next(m for m in holders if m is not attribute)
