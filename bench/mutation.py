@@ -167,6 +167,10 @@ def _run_mutmut(modules: list[str], jobs: int, log: Path, only: list[str] | None
     )
     mutmut = str(Path(sys.executable).parent / "mutmut")
     command = [mutmut, "run", "--max-children", str(jobs), *names]
+    # mutmut keeps the verdicts of an earlier run for functions it finds unchanged, even when
+    # the tests or the configured modules changed since (a module added later then has no
+    # results at all): every run starts from a fresh tree.
+    shutil.rmtree(MUTANTS, ignore_errors=True)
     log.parent.mkdir(exist_ok=True)
     # Subprocesses some tests start must import the mutated tree too, not an installed one.
     env = {**os.environ, "PYTHONPATH": str(MUTANTS)}
