@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, datetime, timedelta, timezone
+from types import MappingProxyType
 
 import pytest
 
@@ -22,6 +23,7 @@ from scim_core.backends.ldap.values import (
     lower_keyed,
     reference_id,
     scim_value,
+    value_at,
 )
 from scim_core.errors import InvalidValue
 
@@ -256,3 +258,12 @@ def test_case_ignored_orders_as_the_directory_sorts():
         "Lead2",
         "Zed",
     ]
+
+
+def test_value_at_walks_any_mapping_and_stops_at_anything_else():
+    nested = MappingProxyType({"name": MappingProxyType({"givenName": "Ada"})})
+    assert value_at(nested, ("name", "givenName")) == "Ada"
+    assert value_at({"name": {"givenName": "Ada"}}, ("name", "givenName")) == "Ada"
+    assert value_at({"name": "Ada"}, ("name", "givenName")) is None
+    assert value_at({"name": ["Ada"]}, ("name", "givenName")) is None
+    assert value_at({}, ("name", "givenName")) is None

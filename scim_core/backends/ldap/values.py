@@ -145,7 +145,7 @@ def _generalized(text: str) -> datetime | None:
         return None
     year, month, day, hour, minute, second, sign, zone_hours, zone_minutes = match.groups()
     try:
-        zone = UTC
+        zone = UTC  # pragma: no mutate - generalized_to_iso takes a naive time as UTC
         if sign:
             offset = timedelta(hours=int(zone_hours), minutes=int(zone_minutes or 0))
             zone = timezone(-offset if sign == "-" else offset)
