@@ -50,7 +50,7 @@ from scim_core.backends.ldap.results import (
 )
 from scim_core.backends.ldap.values import dn_key
 
-__all__ = ["Planner", "change_record"]
+__all__ = ["Planner", "change_record", "ldif_line"]
 
 log = logging.getLogger("scim.dryrun")
 
@@ -85,7 +85,8 @@ def _safe(value: str) -> bool:
     )
 
 
-def _line(name: str, value: object) -> str:
+def ldif_line(name: str, value: object) -> str:
+    """One RFC 2849 attribute line: the value as written when it is a SAFE-STRING, else base64."""
     if isinstance(value, bytes | bytearray) or not _safe(str(value)):
         raw = bytes(value) if isinstance(value, bytes | bytearray) else str(value).encode()
         return f"{name}:: {base64.b64encode(raw).decode()}"
@@ -100,7 +101,7 @@ def change_record(
 ) -> str:
     """One RFC 2849 change record (``dn``, ``changetype`` and ``body`` lines), comments first."""
     lines = [f"# {comment}" for comment in comments]
-    lines += [_line("dn", dn), f"changetype: {changetype}", *body]
+    lines += [ldif_line("dn", dn), f"changetype: {changetype}", *body]
     return "\n".join(lines) + "\n"
 
 
@@ -253,7 +254,7 @@ class Planner:
                 comments.append(f"{name} is set here (value not shown)")
                 continue
             entry[name] = values
-            body += [_line(name, value) for value in values]
+            body += [ldif_line(name, value) for value in values]
         entry[self._id_attribute] = [self._new_id()]
         self._keep(dn, entry)
         self._record(change_record(dn, "add", body, comments))
@@ -293,7 +294,7 @@ class Planner:
                     entry[name] = have
                 elif name in entry:
                     del entry[name]
-                body += [f"{kind}: {name}", *(_line(name, v) for v in values), "-"]
+                body += [f"{kind}: {name}", *(ldif_line(name, v) for v in values), "-"]
         for object_class in entry.get("objectClass", []):
             required = _REQUIRED.get(str(object_class).lower())
             if required and not entry.get(required):
@@ -324,7 +325,7 @@ class Planner:
         moved[new_name] = [*moved.get(new_name, []), new_value]
         self._keep(dn, None)
         self._keep(new_dn, moved)
-        body = [_line("newrdn", new_rdn), "deleteoldrdn: 1"]
+        body = [ldif_line("newrdn", new_rdn), "deleteoldrdn: 1"]
         self._record(change_record(dn, "modrdn", body))
 
     def password(self, dn: str) -> None:

@@ -23,8 +23,6 @@ and built (:func:`vlv_index_steps`), reading them as the service account.
 
 from __future__ import annotations
 
-import base64
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +31,8 @@ from ldap3.core.exceptions import LDAPOperationResult
 
 from scim_core.backends.ldap import operations
 from scim_core.backends.ldap.connection import ConnectionFactory
+from scim_core.backends.ldap.dryrun import ldif_line
+from scim_core.backends.ldap.escape import dn_value
 from scim_core.backends.ldap.keyset import KEYSET_DIALECTS
 from scim_core.backends.ldap.profiles import PROFILES
 from scim_core.backends.ldap.settings import LdapSettings
@@ -55,8 +55,6 @@ REINDEX_TASK_DN = "cn=scim-ldap vlv indexes,cn=index,cn=tasks,cn=config"
 
 _SCOPES = {"one": 1, "sub": 2}
 _DATABASES = "cn=ldbm database,cn=plugins,cn=config"
-#: What RFC 2849 allows as a plain value (SAFE-STRING); anything else is written base64.
-_SAFE = re.compile(r"[^\0\n\r :<][^\0\n\r]*(?<! )")
 
 
 @dataclass(frozen=True)
@@ -111,14 +109,8 @@ def vlv_searches(settings: LdapSettings) -> list[VlvSearch]:
     ]
 
 
-def _line(attribute: str, value: str) -> str:
-    if value.isascii() and _SAFE.fullmatch(value):
-        return f"{attribute}: {value}"
-    return f"{attribute}:: {base64.b64encode(value.encode()).decode()}"
-
-
 def _record(dn: str, *pairs: tuple[str, str]) -> str:
-    return "\n".join([_line("dn", dn), *(_line(a, v) for a, v in pairs)]) + "\n"
+    return "\n".join([ldif_line("dn", dn), *(ldif_line(a, v) for a, v in pairs)]) + "\n"
 
 
 #: Every bound account may read the entry (and so use the index).
@@ -146,7 +138,7 @@ def vlv_index_ldif(settings: LdapSettings, backend: str = "userRoot") -> str:
     ]
     task: list[tuple[str, str]] = []
     for search in searches:
-        dn = f"cn={search.name},{parent}"
+        dn = f"cn={dn_value(search.name)},{parent}"
         records.append(
             _record(
                 dn,
@@ -162,7 +154,7 @@ def vlv_index_ldif(settings: LdapSettings, backend: str = "userRoot") -> str:
         for name, sort in zip(search.index_names(), search.sorts, strict=True):
             records.append(
                 _record(
-                    f"cn={name},{dn}",
+                    f"cn={dn_value(name)},{dn}",
                     ("objectClass", "top"),
                     ("objectClass", "vlvIndex"),
                     ("cn", name),
