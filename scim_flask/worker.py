@@ -5,7 +5,9 @@ thread then blocks until the request is complete: a client that sends its reques
 ``Content-Length`` and then nothing) holds a thread, and a few of them starve every other
 client. This worker reads the request head and its body (of announced length, or chunked) up
 to the body limit in the worker's event loop, where a waiting connection costs a buffer and no
-thread; a thread gets the request once it has fully arrived. Everything is bounded:
+thread; the request runs once it has fully arrived. With one thread (the shipped setting) it runs
+in the loop's own thread, as in a sync worker: handing it to a pool thread and back costs more
+CPU than a lookup; with more threads, in the pool. Everything is bounded:
 
 - ``SCIM_READ_TIMEOUT`` seconds to send a whole request, from its first byte (or from the
   connection for a client that sends nothing); after it a partial request is answered 408 and
@@ -32,6 +34,7 @@ import selectors
 import socket
 import ssl
 import time
+from concurrent.futures import Future
 from functools import partial
 from typing import Any
 
@@ -157,6 +160,11 @@ class ScimWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn has no type in
         self._reading: dict[TConn, bytearray] = {}
         self._buffered = 0
         self._tls: ssl.SSLContext | None = None
+        # One thread: a request, complete when it is handed over, runs in the loop's own thread.
+        # A hand-off to a pool thread and back (a wake-up, a pipe byte, the GIL passed twice)
+        # costs more CPU than many requests do, and the thread would wait on the loop anyway.
+        self._inline = self.cfg.threads == 1
+        self._running = False
 
     def init_process(self) -> None:
         # gunicorn writes its own name and version into every answer's Server header and has
@@ -264,6 +272,26 @@ class ScimWorker(ThreadWorker):  # type: ignore[misc]  # gunicorn has no type in
         conn.scim_buffered = bytes(data)
         conn.data_ready = True
         self.enqueue_req(conn)
+
+    def enqueue_req(self, conn: TConn) -> None:
+        if not self._inline:
+            super().enqueue_req(conn)
+            return
+        if self._running:
+            # A pipelined request found after an answer: run it on the loop's next turn, after
+            # the other connections' events, not nested in this one.
+            self.method_queue.defer(self.enqueue_req, conn)
+            return
+        self._running = True
+        try:
+            outcome: Future[Any] = Future()
+            try:
+                outcome.set_result(self.handle(conn))
+            except Exception as error:  # handle() answers what it can; finish_request closes
+                outcome.set_exception(error)
+            self.finish_request(conn, outcome)
+        finally:
+            self._running = False
 
     def _drop(self, conn: TConn, answer: bytes | None = None) -> None:
         data = self._reading.pop(conn, None)

@@ -13,6 +13,7 @@ import hashlib
 import http.client
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -32,7 +33,8 @@ pytestmark = pytest.mark.slapd
 REPO = Path(__file__).resolve().parents[2]
 SCIM_JSON = "application/scim+json"
 WORKERS = 2
-THREADS = 2
+#: The shipped one thread (each request runs in the worker's event loop thread) and a pool.
+THREAD_COUNTS = (1, 2)
 READ_TIMEOUT = 2.0
 LIMIT = 1024 * 1024
 
@@ -40,8 +42,11 @@ LIMIT = 1024 * 1024
 class Server:
     """One gunicorn master (the shipped config) and how to reach it."""
 
-    def __init__(self, port: int, process: subprocess.Popen[bytes] | None, log: Path) -> None:
+    def __init__(
+        self, port: int, process: subprocess.Popen[bytes] | None, log: Path, threads: int = 1
+    ) -> None:
         self.port = port
+        self.threads = threads
         self.process = process
         self.log = log
 
@@ -92,13 +97,15 @@ def scim_error(answer: tuple[int, dict[str, str], bytes], status: int) -> dict[s
 
 
 @contextlib.contextmanager
-def gunicorn(directory: SlapdInstance, tmp: Path, **settings: str) -> Iterator[Server]:
+def gunicorn(
+    directory: SlapdInstance, tmp: Path, threads: int = 1, **settings: str
+) -> Iterator[Server]:
     port = find_free_port()
     environment = dict(
         os.environ,
         SCIM_PORT=str(port),
         SCIM_WORKERS=str(WORKERS),
-        SCIM_THREADS=str(THREADS),
+        SCIM_THREADS=str(threads),
         SCIM_READ_TIMEOUT=str(READ_TIMEOUT),
         SCIM_TOKENS_SHA256="idp=" + hashlib.sha256(TOKEN.encode()).hexdigest(),
         SCIM_LOG_LEVEL="WARNING",
@@ -113,7 +120,7 @@ def gunicorn(directory: SlapdInstance, tmp: Path, **settings: str) -> Iterator[S
         return False
 
     with shipped_gunicorn(environment, log, ready) as process:
-        server = Server(port, process, log)
+        server = Server(port, process, log, threads)
         wait_until(lambda: len(server.workers()) == WORKERS, timeout=30, interval=0.1)
         yield server
 
@@ -124,9 +131,12 @@ def directory() -> Iterator[SlapdInstance]:
         yield instance
 
 
-@pytest.fixture(scope="module")
-def server(directory: SlapdInstance, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    with gunicorn(directory, tmp_path_factory.mktemp("http-stack")) as served:
+@pytest.fixture(scope="module", params=THREAD_COUNTS, ids=lambda threads: f"threads={threads}")
+def server(
+    directory: SlapdInstance, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[Server]:
+    threads: int = request.param
+    with gunicorn(directory, tmp_path_factory.mktemp("http-stack"), threads) as served:
         yield served
 
 
@@ -138,7 +148,7 @@ def _alice(server: Server) -> str:
 
 def test_idle_and_slow_clients_do_not_starve_the_others(server: Server) -> None:
     """Four times as many idle and byte-a-second connections as the server has threads."""
-    held = 4 * WORKERS * THREADS
+    held = 4 * WORKERS * server.threads
     alice = _alice(server)
     sockets = [socket.create_connection(("127.0.0.1", server.port)) for _ in range(2 * held)]
     stop = threading.Event()
@@ -177,6 +187,22 @@ def test_idle_and_slow_clients_do_not_starve_the_others(server: Server) -> None:
         sock.close()
     assert answers and all(b" 408 " in answer.split(b"\r\n")[0] for answer in answers), answers
     assert slowest < 1.0, slowest
+
+
+def test_pipelined_requests_are_all_answered_in_order(server: Server) -> None:
+    """Thousands of requests sent at once on one connection: each answered, none lost or nested."""
+    count = 3000
+    health = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+    last = request("GET", "/scim/v2/ServiceProviderConfig")
+    received = bytearray()
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as sock:
+        sock.sendall(health * count + last)
+        while chunk := sock.recv(65536):
+            received += chunk
+    statuses = re.findall(rb"HTTP/1\.1 (\d{3}) ", received)
+    assert statuses == [b"200"] * (count + 1)
+    assert received.rstrip().endswith(b"}") and b"ServiceProviderConfig" in received[-2000:]
+    assert server.send(request("GET", "/healthz"))[0] == 200  # the worker lived through it
 
 
 def test_a_body_that_never_comes_is_408_within_the_read_timeout(server: Server) -> None:
