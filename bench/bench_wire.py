@@ -55,7 +55,7 @@ def main(rounds: int = 5, count: int = 1000) -> None:
         lookup = "(&(objectClass=inetOrgPerson)(uid=alice))"
         cases: dict[str, Callable[[], object]] = {
             "search by uid, 12 attributes": lambda: wire.search(
-                connection, users, lookup, LEVEL, ATTRIBUTES
+                connection, wire.Search(users, lookup, LEVEL, ATTRIBUTES)
             ),
             "modify (title) with post-read": lambda: wire.modify(
                 connection, dn, {"title": [(MODIFY_REPLACE, ["T"])]}, [post_read(ATTRIBUTES)]

@@ -133,7 +133,9 @@ def directory() -> Iterator[SlapdInstance]:
 
 @pytest.fixture(scope="module", params=THREAD_COUNTS, ids=lambda threads: f"threads={threads}")
 def server(
-    directory: SlapdInstance, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+    directory: SlapdInstance,
+    tmp_path_factory: pytest.TempPathFactory,
+    request: pytest.FixtureRequest,
 ) -> Iterator[Server]:
     threads: int = request.param
     with gunicorn(directory, tmp_path_factory.mktemp("http-stack"), threads) as served:

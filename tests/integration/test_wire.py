@@ -135,7 +135,7 @@ def test_answers_are_ldap3s(slapd: SlapdInstance, people: list[str]) -> None:
         found = 0
         for base, text, scope in filters(slapd):
             for attributes in (USER_ATTRIBUTES, ["uid"], []):
-                entries, result = wire.search(fast, base, text, scope, attributes)
+                entries, result = wire.search(fast, wire.Search(base, text, scope, attributes))
                 expected = normalized(ldap3_answer(reference, base, text, scope, attributes))
                 for attributes_of in expected.values():
                     if "jpegphoto" in attributes_of:  # ldap3 decodes binary as latin-1
@@ -161,17 +161,19 @@ def test_a_kept_answer_is_what_keep_made_of_each_entry_on_both_paths(
     plain.scim_fast_path = False  # as ConnectionFactory marks SCIM_LDAP_FAST_PATH=off
     text = f"(&(objectClass=inetOrgPerson)(uid={PREFIX}-*))"
     try:
-        whole, _ = wire.search(fast, slapd.users_base, text, LEVEL, ["uid", "cn"])
+        whole, _ = wire.search(fast, wire.Search(slapd.users_base, text, LEVEL, ["uid", "cn"]))
         expected = sorted((e["attributes"]["uid"][0], e["attributes"]["cn"][0]) for e in whole)
         assert len(expected) == 60
         for connection in (fast, plain):
             kept, result = wire.search(
                 connection,
-                slapd.users_base,
-                text,
-                LEVEL,
-                ["uid", "cn"],
-                keep=lambda e: (e["attributes"]["uid"][0], e["attributes"]["cn"][0]),
+                wire.Search(
+                    slapd.users_base,
+                    text,
+                    LEVEL,
+                    ["uid", "cn"],
+                    keep=lambda e: (e["attributes"]["uid"][0], e["attributes"]["cn"][0]),
+                ),
             )
             assert sorted(kept) == expected and result["result"] == 0
             assert connection.response is None
@@ -188,7 +190,9 @@ def test_sorted_windows_and_their_controls_are_ldap3s(
     try:
         for start, after in ((1, 9), (25, 19), (55, 9)):
             controls = [sort_control("uid", "caseIgnoreOrderingMatch"), vlv_control(start, after)]
-            entries, result = wire.search(fast, slapd.users_base, text, LEVEL, ["uid"], controls)
+            entries, result = wire.search(
+                fast, wire.Search(slapd.users_base, text, LEVEL, ["uid"], controls)
+            )
             reference.search(slapd.users_base, text, LEVEL, attributes=["uid"], controls=controls)
             expected = [e for e in reference.response if e["type"] == "searchResEntry"]
             assert normalized(entries) == normalized(expected)
@@ -199,7 +203,7 @@ def test_sorted_windows_and_their_controls_are_ldap3s(
         # Past the end: virtualListViewError, raised with the result (and its controls) kept.
         controls = [sort_control("uid", "caseIgnoreOrderingMatch"), vlv_control(500, 9)]
         with pytest.raises(LDAPOperationResult) as raised:
-            wire.search(fast, slapd.users_base, text, LEVEL, ["uid"], controls)
+            wire.search(fast, wire.Search(slapd.users_base, text, LEVEL, ["uid"], controls))
         assert raised.value.result == 76 and fast.response == []
         vlv = parse_vlv_response(fast.result["controls"])
         assert vlv is not None and vlv.content_count == 60
@@ -213,15 +217,15 @@ def test_every_tricky_value_is_found_exactly(slapd: SlapdInstance, people: list[
     try:
         for value in TRICKY:
             entries, _ = wire.search(
-                connection, slapd.users_base, f"(cn={filter_value(value)})", LEVEL, ["cn", "uid"]
+                connection,
+                wire.Search(slapd.users_base, f"(cn={filter_value(value)})", LEVEL, ["cn", "uid"]),
             )
             assert [e["attributes"]["cn"] for e in entries] == [[value]], value
         photo, _ = wire.search(
             connection,
-            f"uid={PREFIX}-03,{slapd.users_base}",
-            "(objectClass=*)",
-            BASE,
-            ["jpegPhoto"],
+            wire.Search(
+                f"uid={PREFIX}-03,{slapd.users_base}", "(objectClass=*)", BASE, ["jpegPhoto"]
+            ),
         )
         assert photo[0]["attributes"] == {"jpegPhoto": [PHOTO]}
     finally:
@@ -232,12 +236,16 @@ def test_a_missing_base_raises_as_ldap3_does(slapd: SlapdInstance) -> None:
     connection = connect(slapd)
     try:
         with pytest.raises(LDAPNoSuchObjectResult) as raised:
-            wire.search(connection, f"ou=nowhere,{slapd.base_dn}", "(uid=x)", LEVEL, ["uid"])
+            wire.search(
+                connection, wire.Search(f"ou=nowhere,{slapd.base_dn}", "(uid=x)", LEVEL, ["uid"])
+            )
         assert raised.value.result == 32
         assert raised.value.dn == slapd.base_dn  # the matched DN, as ldap3 reports it
         assert connection.result["result"] == 32
         # The connection is fine afterwards.
-        entries, _ = wire.search(connection, slapd.users_base, "(uid=alice)", LEVEL, ["uid"])
+        entries, _ = wire.search(
+            connection, wire.Search(slapd.users_base, "(uid=alice)", LEVEL, ["uid"])
+        )
         assert entries[0]["attributes"] == {"uid": ["alice"]}
     finally:
         connection.unbind()
@@ -248,7 +256,7 @@ def test_without_raise_exceptions_the_result_is_returned(slapd: SlapdInstance) -
     connection.raise_exceptions = False
     try:
         entries, result = wire.search(
-            connection, f"ou=nowhere,{slapd.base_dn}", "(uid=x)", LEVEL, ["uid"]
+            connection, wire.Search(f"ou=nowhere,{slapd.base_dn}", "(uid=x)", LEVEL, ["uid"])
         )
         assert (entries, result["result"], result["description"]) == ([], 32, "noSuchObject")
     finally:
@@ -275,7 +283,7 @@ def test_other_connections_go_through_ldap3(
     )
     try:
         entries, result = wire.search(
-            connection, slapd.users_base, f"(uid={PREFIX}-05)", LEVEL, ["uid", "sn"]
+            connection, wire.Search(slapd.users_base, f"(uid={PREFIX}-05)", LEVEL, ["uid", "sn"])
         )
         assert [e["attributes"]["uid"] for e in entries] == [[f"{PREFIX}-05"]]
         assert result["result"] == 0 and not parsed
@@ -287,7 +295,9 @@ def test_a_filter_it_cannot_read_is_left_to_ldap3(slapd: SlapdInstance) -> None:
     connection = connect(slapd)
     try:
         # ldap3 accepts spaces between the parts of a filter; this encoder does not.
-        entries, _ = wire.search(connection, slapd.users_base, "(& (uid=alice))", LEVEL, ["uid"])
+        entries, _ = wire.search(
+            connection, wire.Search(slapd.users_base, "(& (uid=alice))", LEVEL, ["uid"])
+        )
         assert [e["attributes"]["uid"] for e in entries] == [["alice"]]
     finally:
         connection.unbind()
@@ -304,13 +314,13 @@ def test_a_connection_closed_under_it_is_unavailable_and_replaced(slapd: SlapdIn
     connection.socket = ours
     try:
         with pytest.raises(LDAPSessionTerminatedByServerError):
-            wire.search(connection, slapd.users_base, "(uid=alice)", LEVEL, ["uid"])
+            wire.search(connection, wire.Search(slapd.users_base, "(uid=alice)", LEVEL, ["uid"]))
     finally:
         theirs.close()
     assert connection.closed
     # The factory's next operation opens a new connection and the search goes through.
     entries, _ = factory.run(
-        lambda c: wire.search(c, slapd.users_base, "(uid=alice)", LEVEL, ["uid"])
+        lambda c: wire.search(c, wire.Search(slapd.users_base, "(uid=alice)", LEVEL, ["uid"]))
     )
     assert entries[0]["attributes"] == {"uid": ["alice"]}
     factory.close()
@@ -320,7 +330,7 @@ def test_modify_answers_as_ldap3_does(slapd: SlapdInstance, people: list[str]) -
     connection = connect(slapd)
     dn = f"uid={people[20]},{slapd.users_base}"
     try:
-        entries, _ = wire.search(connection, dn, "(objectClass=*)", BASE, ["entryCSN"])
+        entries, _ = wire.search(connection, wire.Search(dn, "(objectClass=*)", BASE, ["entryCSN"]))
         version = entries[0]["attributes"]["entryCSN"][0]
         guard = [assertion(f"(entryCSN={filter_value(version)})"), post_read(["title", "entryCSN"])]
         result = wire.modify(connection, dn, {"title": [(MODIFY_REPLACE, ["Wired"])]}, guard)
@@ -333,7 +343,7 @@ def test_modify_answers_as_ldap3_does(slapd: SlapdInstance, people: list[str]) -
         with pytest.raises(LDAPAssertionFailedResult):
             wire.modify(connection, dn, {"title": [(MODIFY_REPLACE, ["Stale"])]}, guard)
         assert connection.result["result"] == 122
-        entries, _ = wire.search(connection, dn, "(objectClass=*)", BASE, ["title"])
+        entries, _ = wire.search(connection, wire.Search(dn, "(objectClass=*)", BASE, ["title"]))
         assert entries[0]["attributes"]["title"] == ["Wired"]
         with pytest.raises(LDAPAttributeOrValueExistsResult):
             wire.modify(connection, dn, {"mail": [(MODIFY_ADD, [f"{people[20]}-0@example.org"])]})
@@ -344,7 +354,9 @@ def test_modify_answers_as_ldap3_does(slapd: SlapdInstance, people: list[str]) -
         # A value it does not encode goes through ldap3's modify, with the same result.
         result = wire.modify(connection, dn, {"description": [(MODIFY_REPLACE, [42])]})
         assert result["result"] == 0 and connection.result["type"] == "modifyResponse"
-        entries, _ = wire.search(connection, dn, "(objectClass=*)", BASE, ["description"])
+        entries, _ = wire.search(
+            connection, wire.Search(dn, "(objectClass=*)", BASE, ["description"])
+        )
         assert entries[0]["attributes"]["description"] == ["42"]
     finally:
         connection.unbind()
@@ -432,7 +444,7 @@ def test_a_notice_of_disconnection_ends_the_session() -> None:
     with scripted_peer(lambda peer, _: peer.sendall(notice)) as port:
         connection = opened(port)
         with pytest.raises(LDAPSessionTerminatedByServerError):
-            wire.search(connection, "dc=x", "(uid=a)", LEVEL, ["uid"])
+            wire.search(connection, wire.Search("dc=x", "(uid=a)", LEVEL, ["uid"]))
         assert connection.closed
 
 
@@ -443,7 +455,7 @@ def test_an_answer_to_another_request_is_a_broken_connection() -> None:
     with scripted_peer(wrong_id) as port:
         connection = opened(port)
         with pytest.raises(LDAPSocketReceiveError) as raised:
-            wire.search(connection, "dc=x", "(uid=a)", LEVEL, ["uid"])
+            wire.search(connection, wire.Search("dc=x", "(uid=a)", LEVEL, ["uid"]))
         assert isinstance(raised.value, UNAVAILABLE)
         connection.strategy.close()
 
@@ -468,7 +480,7 @@ def test_an_extended_response_to_an_operation_fails_it_at_once(operation: str) -
         started = time.monotonic()
         with pytest.raises(LDAPOperationResult) as raised:
             if operation == "search":
-                wire.search(connection, "dc=x", "(uid=a)", LEVEL, ["uid"])
+                wire.search(connection, wire.Search("dc=x", "(uid=a)", LEVEL, ["uid"]))
             else:
                 wire.modify(connection, "uid=a,dc=x", {"title": [(MODIFY_REPLACE, ["t"])]})
         assert raised.value.result == 12
@@ -498,7 +510,7 @@ def test_a_silent_server_times_out_as_unavailable() -> None:
     with scripted_peer(lambda peer, _: None) as port:
         connection = opened(port, timeout=1)
         with pytest.raises(UNAVAILABLE):
-            wire.search(connection, "dc=x", "(uid=a)", LEVEL, ["uid"])
+            wire.search(connection, wire.Search("dc=x", "(uid=a)", LEVEL, ["uid"]))
         assert connection.closed
 
 
@@ -507,7 +519,7 @@ def test_garbage_fails_at_once_and_closes_the_connection() -> None:
         connection = opened(port, timeout=30)
         started = time.monotonic()
         with pytest.raises(encoding.ProtocolError):
-            wire.search(connection, "dc=x", "(uid=a)", LEVEL, ["uid"])
+            wire.search(connection, wire.Search("dc=x", "(uid=a)", LEVEL, ["uid"]))
         assert time.monotonic() - started < 5
         assert connection.closed
 
@@ -520,7 +532,7 @@ def test_a_length_claiming_two_gigabytes_fails_on_its_first_bytes() -> None:
         connection = opened(port, timeout=30)
         started = time.monotonic()
         with pytest.raises(encoding.ProtocolError, match="limit"):
-            wire.search(connection, "dc=x", "(uid=a)", LEVEL, ["uid"])
+            wire.search(connection, wire.Search("dc=x", "(uid=a)", LEVEL, ["uid"]))
         assert time.monotonic() - started < 5
         assert connection.closed
 
@@ -531,7 +543,7 @@ def test_an_unsolicited_message_that_is_no_notification_fails_at_once() -> None:
         connection = opened(port, timeout=30)
         started = time.monotonic()
         with pytest.raises(encoding.ProtocolError):
-            wire.search(connection, "dc=x", "(uid=a)", LEVEL, ["uid"])
+            wire.search(connection, wire.Search("dc=x", "(uid=a)", LEVEL, ["uid"]))
         assert time.monotonic() - started < 5
 
 
@@ -551,7 +563,7 @@ def test_a_trickling_server_gets_one_timeout_for_the_whole_operation() -> None:
         connection = opened(port, timeout=2)
         started = time.monotonic()
         with pytest.raises(UNAVAILABLE):
-            wire.search(connection, "dc=x", "(uid=a)", LEVEL, ["uid"])
+            wire.search(connection, wire.Search("dc=x", "(uid=a)", LEVEL, ["uid"]))
         assert time.monotonic() - started < 4
         assert connection.closed
 
@@ -566,7 +578,7 @@ def test_an_answer_cut_short_by_a_closed_connection_fails_at_once() -> None:
         connection = opened(port, timeout=30)
         started = time.monotonic()
         with pytest.raises(LDAPSessionTerminatedByServerError):
-            wire.search(connection, "dc=x", "(uid=a)", LEVEL, ["uid"])
+            wire.search(connection, wire.Search("dc=x", "(uid=a)", LEVEL, ["uid"]))
         assert time.monotonic() - started < 5
 
 

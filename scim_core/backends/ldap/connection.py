@@ -33,6 +33,7 @@ from ldap3.core.exceptions import (
 from scim_core.backends.ldap import operations
 from scim_core.backends.ldap.capabilities import ROOT_DSE_ATTRIBUTES, Capabilities
 from scim_core.backends.ldap.dryrun import Planner
+from scim_core.backends.ldap.operations import Search
 from scim_core.backends.ldap.settings import LdapSettings
 from scim_core.errors import DirectoryUnavailable
 from scim_core.secret import InFlightSecretFilter
@@ -187,7 +188,7 @@ class ConnectionFactory:
         if capabilities is None:
             try:
                 entries, _ = operations.search(
-                    connection, "", "(objectClass=*)", BASE, ROOT_DSE_ATTRIBUTES
+                    connection, Search("", "(objectClass=*)", BASE, ROOT_DSE_ATTRIBUTES)
                 )
             except BaseException:
                 self.discard_connection(connection)

@@ -28,7 +28,7 @@ from scim_core.backends.ldap.results import NO_SUCH_OBJECT, OTHER, scim_error
 from scim_core.backends.ldap.settings import LdapSettings
 from scim_core.backends.ldap.sitemap import default_mapping
 from scim_core.backends.ldap.values import dn_key, first
-from scim_core.backends.ldap.wire import Keep
+from scim_core.backends.ldap.wire import Keep, Search
 from scim_core.errors import InvalidValue, ScimError
 from scim_core.normalize import Normalizer, normalize_username
 
@@ -184,21 +184,14 @@ class Directory:
         keep: Keep | None = None,
     ) -> tuple[list[Any], dict[str, Any]]:
         """One search; ``keep`` makes what is kept of each entry as it arrives."""
+        request = Search(
+            base, search_filter, scope, attributes, controls, self.binary, size_limit, keep
+        )
 
         def operation(connection: Connection) -> tuple[list[Any], dict[str, Any]]:
             try:
                 # Encoded and decoded without pyasn1 (see wire.py).
-                return operations.search(
-                    connection,
-                    base,
-                    search_filter,
-                    scope,
-                    attributes,
-                    controls,
-                    self.binary,
-                    size_limit,
-                    keep,
-                )
+                return operations.search(connection, request)
             except LDAPOperationResult as error:
                 # No such base: nothing matches.
                 if error.result == NO_SUCH_OBJECT:

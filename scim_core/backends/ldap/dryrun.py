@@ -199,7 +199,8 @@ class Planner:
             return entry
         try:
             entries, _ = wire.search(
-                connection, dn, "(objectClass=*)", BASE, ["*", "+"], binary=self._binary
+                connection,
+                wire.Search(dn, "(objectClass=*)", BASE, ["*", "+"], binary=self._binary),
             )
         except LDAPOperationResult as error:
             if error.result != NO_SUCH_OBJECT:

@@ -11,6 +11,7 @@ connection opened with ``SCIM_LDAP_FAST_PATH=off``; the rest are ldap3's own.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ldap3 import BASE, Connection
@@ -20,9 +21,10 @@ from scim_core.backends.ldap import wire
 from scim_core.backends.ldap.dryrun import Planner
 from scim_core.observe import directory_operation
 
-__all__ = ["add", "delete", "modify", "planner", "rename", "search", "set_password"]
+__all__ = ["Search", "add", "delete", "modify", "planner", "rename", "search", "set_password"]
 
 Control = wire.Control
+Search = wire.Search
 
 
 def _outcome(error: BaseException) -> str:
@@ -38,41 +40,24 @@ def planner(connection: Connection) -> Planner | None:
     return plan
 
 
-def search(
-    connection: Connection,
-    base: str,
-    search_filter: str,
-    scope: str,
-    attributes: Sequence[str],
-    controls: Sequence[Control] | None = None,
-    binary: frozenset[str] = frozenset(),
-    size_limit: int = 0,
-    keep: wire.Keep | None = None,
-) -> wire.Response:
+def search(connection: Connection, request: wire.Search) -> wire.Response:
     """:func:`wire.search`, observed. In a dry run an entry this request planned answers as
     planned: a base search for its DN gets it, another search that finds it gets it as
     planned, and an entry it deleted answers nothing."""
     plan = planner(connection)
-    if plan is not None and scope == BASE:
-        known, entry = plan.planned(base)
+    keep, attributes = request.keep, request.attributes
+    if plan is not None and request.scope == BASE:
+        known, entry = plan.planned(request.base)
         if known:
             if entry is None:
                 return [], {"result": 0, "description": "success"}
             shown = _shown(entry, attributes)
-            found = {"type": "searchResEntry", "dn": base, "attributes": shown}
+            found = {"type": "searchResEntry", "dn": request.base, "attributes": shown}
             return [keep(found) if keep else found], {"result": 0}
     with directory_operation("search", _outcome):
         # A plan needs each entry's DN: it keeps what it needs after planning.
         entries, result = wire.search(
-            connection,
-            base,
-            search_filter,
-            scope,
-            attributes,
-            controls,
-            binary,
-            size_limit,
-            keep if plan is None else None,
+            connection, request if plan is None else replace(request, keep=None)
         )
     if plan is not None:
         answered = []

@@ -34,6 +34,7 @@ from scim_core.backends.ldap.controls import (
     vlv_control,
     vlv_value_control,
 )
+from scim_core.backends.ldap.operations import Search
 
 __all__ = ["SortedPager", "SortedWindow"]
 
@@ -120,7 +121,7 @@ class SortedPager:
 
             def read(connection: Connection) -> tuple[str, ...]:
                 entries, _ = operations.search(
-                    connection, "", "(objectClass=*)", BASE, ["namingContexts"]
+                    connection, Search("", "(objectClass=*)", BASE, ["namingContexts"])
                 )
                 values = entries[0]["attributes"].get("namingContexts") if entries else ()
                 return tuple(str(v) for v in values or ())
@@ -138,7 +139,7 @@ class SortedPager:
 
         def read(connection: Connection) -> Marker | None:
             entries, _ = operations.search(
-                connection, suffix, "(objectClass=*)", BASE, ["contextCSN"]
+                connection, Search(suffix, "(objectClass=*)", BASE, ["contextCSN"])
             )
             values = entries[0]["attributes"].get("contextCSN") if entries else ()
             return tuple(sorted(str(v) for v in values or ())) or None
@@ -248,12 +249,14 @@ class SortedPager:
             try:
                 operations.search(
                     connection,
-                    base,
-                    search_filter,
-                    scope,
-                    list(attributes) if count else ["1.1"],
-                    controls,
-                    self._binary,
+                    Search(
+                        base,
+                        search_filter,
+                        scope,
+                        list(attributes) if count else ["1.1"],
+                        controls,
+                        self._binary,
+                    ),
                 )
             except LDAPOperationResult as error:
                 # VLV range error: the window starts past the end; the response control still

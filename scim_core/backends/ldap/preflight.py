@@ -38,6 +38,7 @@ from scim_core.backends.ldap.identity import (
     identify,
     root_values,
 )
+from scim_core.backends.ldap.operations import Search
 from scim_core.backends.ldap.profiles import PROFILES
 from scim_core.backends.ldap.settings import LdapSettings
 from scim_core.backends.ldap.vlv_indexes import vlv_index_steps
@@ -289,7 +290,7 @@ def _searcher(backend: LdapBackend) -> Callable[..., Any]:
 
     def run(base: str, search_filter: str, attributes: Sequence[str]) -> Any:
         def operation(connection: Connection) -> Any:
-            return operations.search(connection, base, search_filter, BASE, attributes)
+            return operations.search(connection, Search(base, search_filter, BASE, attributes))
 
         return backend.connections.run(operation)
 

@@ -34,6 +34,7 @@ from scim_core.backends.ldap.connection import ConnectionFactory
 from scim_core.backends.ldap.dryrun import ldif_line
 from scim_core.backends.ldap.escape import dn_value
 from scim_core.backends.ldap.keyset import KEYSET_DIALECTS
+from scim_core.backends.ldap.operations import Search
 from scim_core.backends.ldap.profiles import PROFILES
 from scim_core.backends.ldap.settings import LdapSettings
 from scim_core.backends.ldap.values import dn_key, first
@@ -193,10 +194,12 @@ def vlv_index_steps(settings: LdapSettings, connections: ConnectionFactory) -> l
         try:
             entries, _ = operations.search(
                 connection,
-                _DATABASES,
-                "(|(objectClass=vlvSearch)(objectClass=vlvIndex))",
-                SUBTREE,
-                attributes,
+                Search(
+                    _DATABASES,
+                    "(|(objectClass=vlvSearch)(objectClass=vlvIndex))",
+                    SUBTREE,
+                    attributes,
+                ),
             )
         except LDAPOperationResult:  # nothing the account may read
             return []

@@ -55,6 +55,7 @@ tests/integration/test_wire.py runs the path against slapd).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ldap3 import (
@@ -85,7 +86,7 @@ from scim_core.backends.ldap.encoding import (
 )
 from scim_core.backends.ldap.exchange import conclude, dropped, exchange
 
-__all__ = ["Control", "Entry", "Keep", "Response", "add", "modify", "search"]
+__all__ = ["Control", "Entry", "Keep", "Response", "Search", "add", "modify", "search"]
 
 
 Response = tuple[list[Any], dict[str, Any]]
@@ -94,6 +95,32 @@ searchResDone result dict."""
 
 Keep = Callable[[Entry], Any]
 """What a search keeps of each entry it decodes."""
+
+
+@dataclass(frozen=True, slots=True)
+class Search:
+    """One search request (RFC 4511 §4.5.1) and how its answer is read.
+
+    :ivar scope: ldap3's scope name (``BASE``, ``LEVEL``, ``SUBTREE``).
+    :ivar controls: request controls as ldap3 takes them, (OID, criticality, value) each;
+        the response controls are decoded by ldap3 (``result["controls"]``).
+    :ivar binary: lower-case attribute names whose values are octets (AD's objectGUID).
+    :ivar size_limit: at most this many entries (RFC 4511 §4.5.1.4; 0: the server's limit);
+        more end the search with sizeLimitExceeded, which does not raise.
+    :ivar keep: what to keep of each entry, called as each arrives (the entry's dict is
+        dropped at once): a big answer is held in the caller's compact form, never whole;
+        ``connection.response`` is then left ``None`` (the caller holds what was kept).
+    """
+
+    base: str
+    search_filter: str
+    scope: str
+    attributes: Sequence[str]
+    controls: Sequence[Control] | None = None
+    binary: frozenset[str] = frozenset()
+    size_limit: int = 0
+    keep: Keep | None = None
+
 
 # ================================================================ the operation
 
@@ -114,25 +141,16 @@ def _eligible(connection: Connection) -> bool:
     )
 
 
-def _ldap3_search(
-    connection: Connection,
-    base: str,
-    search_filter: str,
-    scope: str,
-    attributes: Sequence[str],
-    controls: Sequence[Control] | None,
-    binary: frozenset[str] = frozenset(),
-    size_limit: int = 0,
-    keep: Keep | None = None,
-) -> Response:
+def _ldap3_search(connection: Connection, request: Search) -> Response:
+    controls, binary, keep = request.controls, request.binary, request.keep
     connection.search(
-        base,
-        search_filter,
-        search_scope=scope,
+        request.base,
+        request.search_filter,
+        search_scope=request.scope,
         dereference_aliases=DEREF_ALWAYS,
-        attributes=list(attributes),
+        attributes=list(request.attributes),
         controls=list(controls) if controls else None,
-        size_limit=size_limit,
+        size_limit=request.size_limit,
     )
     entries = [r for r in connection.response or () if r.get("type") == "searchResEntry"]
     for entry in entries if binary else ():
@@ -147,37 +165,17 @@ def _ldap3_search(
     return entries, dict(connection.result or {})
 
 
-def search(
-    connection: Connection,
-    base: str,
-    search_filter: str,
-    scope: str,
-    attributes: Sequence[str],
-    controls: Sequence[Control] | None = None,
-    binary: frozenset[str] = frozenset(),
-    size_limit: int = 0,
-    keep: Keep | None = None,
-) -> Response:
+def search(connection: Connection, request: Search) -> Response:
     """One search: entries and the searchResDone result (with its ``controls``, if any).
 
     Same contract as ``Connection.search`` with ``raise_exceptions=True`` (an error result
     raises :class:`~ldap3.core.exceptions.LDAPOperationResult`, sizeLimitExceeded and referral
     results do not), and the same ``connection.result`` / ``connection.response`` afterwards,
     set before an error result is raised. Search result references are left out.
-
-    :param controls: request controls as ldap3 takes them, (OID, criticality, value) each;
-        the response controls are decoded by ldap3 (``result["controls"]``).
-    :param binary: lower-case attribute names whose values are octets (AD's objectGUID).
-    :param size_limit: at most this many entries (RFC 4511 §4.5.1.4; 0: the server's limit);
-        more end the search with sizeLimitExceeded, which does not raise.
-    :param keep: what to keep of each entry, called as each arrives (the entry's dict is
-        dropped at once): a big answer is held in the caller's compact form, never whole;
-        ``connection.response`` is then left ``None`` (the caller holds what was kept).
     """
     if not _eligible(connection):
-        return _ldap3_search(
-            connection, base, search_filter, scope, attributes, controls, binary, size_limit, keep
-        )
+        return _ldap3_search(connection, request)
+    attributes, binary, keep = request.attributes, request.binary, request.keep
     names = {a.lower(): a for a in attributes}
     entries: list[Any] = []
     add = entries.append if keep is None else lambda entry: entries.append(keep(entry))
@@ -188,26 +186,26 @@ def search(
         try:
             payload = encode_search_request(
                 message_id,
-                base,
-                SCOPES[scope],
-                search_filter,
+                request.base,
+                SCOPES[request.scope],
+                request.search_filter,
                 attributes,
-                controls=controls,
-                size_limit=size_limit,
+                controls=request.controls,
+                size_limit=request.size_limit,
             )
         except FilterError:
             payload = b""
         if payload:
-            request = {
+            logged = {
                 "type": "searchRequest",
-                "base": base,
-                "filter": search_filter,
+                "base": request.base,
+                "filter": request.search_filter,
                 "attributes": list(attributes),
-                "controls": controls,
+                "controls": request.controls,
             }
             # Each answer is decoded as it arrives: a malformed one fails the search at once.
             try:
-                for tag, data, start, end in exchange(connection, message_id, payload, request):
+                for tag, data, start, end in exchange(connection, message_id, payload, logged):
                     if tag == SEARCH_ENTRY and not ranged:
                         try:
                             add(parse_entry(data, start, end, names, binary))
@@ -221,9 +219,7 @@ def search(
         # A filter this encoder cannot read is not ours to judge: ldap3 parses what it can
         # (or raises its own error). Active Directory's part of a long value list (ranged):
         # ldap3 fetches the rest.
-        return _ldap3_search(
-            connection, base, search_filter, scope, attributes, controls, binary, size_limit, keep
-        )
+        return _ldap3_search(connection, request)
     connection.response = entries if keep is None else None
     conclude(connection, result)
     return entries, result

@@ -13,6 +13,7 @@ from scim_core.backends.ldap import operations
 from scim_core.backends.ldap.controls import parse_post_read
 from scim_core.backends.ldap.directory import Directory, after_a_write, log
 from scim_core.backends.ldap.escape import filter_value
+from scim_core.backends.ldap.operations import Search
 from scim_core.backends.ldap.profiles import Change
 from scim_core.backends.ldap.results import (
     ASSERTION_FAILED,
@@ -139,7 +140,7 @@ class UserWrites(Directory):
                 if error.result != VALUE_EXISTS or "objectClass" not in changes:
                     raise
                 entries, _ = operations.search(
-                    connection, dn, "(objectClass=*)", BASE, ["objectClass"], None
+                    connection, Search(dn, "(objectClass=*)", BASE, ["objectClass"])
                 )
                 present = {
                     str(c).lower()
