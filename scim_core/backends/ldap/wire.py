@@ -55,6 +55,7 @@ tests/integration/test_wire.py runs the path against slapd).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any
 
@@ -239,19 +240,15 @@ def modify(
 
     :param binary: lower-case names whose values stay octets in a post-read entry.
     """
-    # Attribute names only: the values are no business of a log.
-    request = {"type": "modifyRequest", "entry": dn, "changes": list(changes)}
-    result = _write(
+    return _write(
         connection,
-        request,
+        # Attribute names only: the values are no business of a log.
+        {"type": "modifyRequest", "entry": dn, "changes": list(changes)},
         MODIFY_RESPONSE,
         binary,
         lambda message_id: encode_modify_request(message_id, dn, changes, controls=controls),
+        lambda: connection.modify(dn, dict(changes), controls=list(controls or ()) or None),
     )
-    if result is not None:
-        return result
-    connection.modify(dn, dict(changes), controls=list(controls) if controls else None)
-    return dict(connection.result or {})
 
 
 def add(
@@ -268,19 +265,17 @@ def add(
 
     :param binary: lower-case names whose values stay octets in a post-read entry.
     """
-    # Attribute names only: the values (a password among them) are no business of a log.
-    request = {"type": "addRequest", "entry": dn, "attributes": list(attributes)}
-    result = _write(
+    return _write(
         connection,
-        request,
+        # Attribute names only: the values (a password among them) are no business of a log.
+        {"type": "addRequest", "entry": dn, "attributes": list(attributes)},
         ADD_RESPONSE,
         binary,
         lambda message_id: encode_add_request(message_id, dn, attributes, controls=controls),
+        lambda: connection.add(
+            dn, attributes=dict(attributes), controls=list(controls or ()) or None
+        ),
     )
-    if result is not None:
-        return result
-    connection.add(dn, attributes=dict(attributes), controls=list(controls or ()) or None)
-    return dict(connection.result or {})
 
 
 def _write(
@@ -289,24 +284,28 @@ def _write(
     done: int,
     binary: frozenset[str],
     encode: Callable[[int], bytes],
-) -> dict[str, Any] | None:
-    """Send the request ``encode`` makes for a message id and read its final answer;
-    ``None`` (nothing sent) where this path does not apply and ldap3 takes the operation."""
-    if not _eligible(connection) or connection.read_only:
-        return None
+    by_ldap3: Callable[[], object],
+) -> dict[str, Any]:
+    """Send the request ``encode`` makes for a message id and read its final answer; where
+    this path does not apply (nothing sent), ``by_ldap3`` sends it through ldap3."""
+    payload = b""
     result: dict[str, Any] | None = None
-    with connection.connection_lock:
-        message_id = connection.server.next_message_id()
-        try:
-            payload = encode(message_id)
-        except NotOurs:
-            return None
-        try:
-            for tag, data, start, end in exchange(connection, message_id, payload, request, done):
-                if tag == done:
-                    result = parse_final(data, start, end, tag, binary)
-        except ProtocolError as error:
-            raise dropped(connection, error) from None
+    if _eligible(connection) and not connection.read_only:
+        with connection.connection_lock:
+            message_id = connection.server.next_message_id()
+            with suppress(NotOurs):
+                payload = encode(message_id)
+            try:
+                for tag, data, start, end in exchange(
+                    connection, message_id, payload, request, done
+                ):
+                    if tag == done:
+                        result = parse_final(data, start, end, tag, binary)
+            except ProtocolError as error:
+                raise dropped(connection, error) from None
+    if not payload:
+        by_ldap3()
+        return dict(connection.result or {})
     if result is None:  # a request went out: never send it again through ldap3
         raise dropped(connection, ProtocolError("the exchange ended without its final answer"))
     connection.response = None
