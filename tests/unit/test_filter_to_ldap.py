@@ -28,7 +28,7 @@ with warnings.catch_warnings():
     from ldap3.operation.search import parse_filter as ldap3_parse_filter
 
     from scim_core.backends.ldap.escape import filter_value
-    from scim_core.backends.ldap.filter import FilterMapping, filter_key, to_ldap
+    from scim_core.backends.ldap.filter import FilterMapping, filter_key, list_filter, to_ldap
 
 USER = "urn:ietf:params:scim:schemas:core:2.0:User"
 ENTERPRISE = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"
@@ -300,3 +300,11 @@ def test_any_value_is_inert(value: str) -> None:
     inner = result[len("(title=") : -1]
     assert not any(char in inner for char in "*()\x00")
     assert re.fullmatch(r"(?:[^\\]|\\(?:2a|28|29|5c|00))*", inner, re.DOTALL)
+
+
+def test_a_list_filter_is_the_kind_and_the_condition_in_one_and() -> None:
+    """The text 389-DS matches against its VLV indexes, with or without a condition."""
+    assert list_filter("(objectClass=inetOrgPerson)") == "(&(objectClass=inetOrgPerson))"
+    assert (
+        list_filter("(objectClass=groupOfNames)", "(cn=a)") == "(&(objectClass=groupOfNames)(cn=a))"
+    )

@@ -30,7 +30,7 @@ from scim_core.filter.ast import (
 )
 from scim_core.urns import GROUP_URN, USER_URN
 
-__all__ = ["FilterMapping", "filter_key", "to_ldap"]
+__all__ = ["FilterMapping", "filter_key", "list_filter", "to_ldap"]
 
 # RFC 7644 §3.4.2.2 operators as RFC 4515 filters; {a} is the LDAP attribute, {v} the escaped
 # value. LDAP has no strict ordering match: gt/lt are >=/<= without equality.
@@ -108,6 +108,16 @@ class FilterMapping:
         if path.schema is None or path.schema.lower() in self._schemas:
             return key
         return f"{path.schema.lower()}:{key}"
+
+
+def list_filter(kind_filter: str, condition: str = "") -> str:
+    """The filter of a list: the kind's filter (a profile's users or groups filter) and the
+    client's condition (from :func:`to_ldap`), if any, as ``(&<kind><condition>)``.
+
+    Every list of a kind writes its filter here, and so do the VLV indexes made for them:
+    389-DS uses an index only for a search whose filter text is the index's own.
+    """
+    return f"(&{kind_filter}{condition})"
 
 
 def to_ldap(ast: Filter, mapping: FilterMapping) -> str:

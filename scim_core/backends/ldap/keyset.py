@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 from ldap3.core.exceptions import LDAPOperationResult
 
 from scim_core.backend import Page, Query
-from scim_core.backends.ldap.filter import to_ldap
+from scim_core.backends.ldap.filter import list_filter, to_ldap
 from scim_core.backends.ldap.paging import SortedPager
 from scim_core.backends.ldap.results import scim_error
 from scim_core.backends.ldap.values import case_ignored, first
@@ -140,7 +140,7 @@ def find_users(backend: Users, query: Query) -> Page:
         keyset_pager(backend),
         backend.settings.users_bases,
         backend.user_scope,
-        f"(&{backend.profile.user_filter}{condition})",
+        list_filter(backend.profile.user_filter, condition),
         key,
         str.lower,  # the id's ordering rule compares the UUID's octets: its hex, lower case
         query,
@@ -158,7 +158,7 @@ def find_groups(backend: Groups, query: Query) -> Page:
         backend.pager,
         backend.settings.groups_bases,
         backend.group_scope,
-        f"(&{backend.profile.group_filter}{condition})",
+        list_filter(backend.profile.group_filter, condition),
         _GROUP_KEY,
         case_ignored,
         query,

@@ -10,7 +10,7 @@ from ldap3.core.exceptions import LDAPOperationResult
 from scim_core.backend import Query
 from scim_core.backends.ldap.directory import Directory, Place
 from scim_core.backends.ldap.escape import filter_value
-from scim_core.backends.ldap.filter import FilterMapping, to_ldap
+from scim_core.backends.ldap.filter import FilterMapping, list_filter, to_ldap
 from scim_core.backends.ldap.paging import SortedWindow
 from scim_core.backends.ldap.results import scim_error
 from scim_core.backends.ldap.values import case_ignored, first
@@ -56,7 +56,7 @@ class Listing(Directory):
         """The index page of the entries ``object_filter`` matches and the query's filter
         (made LDAP by ``filters``) selects, with the number of them (:meth:`_sorted_page`)."""
         condition = to_ldap(query.filter, filters) if query.filter else ""
-        return self._sorted_page(place, f"(&{object_filter}{condition})", query, attributes)
+        return self._sorted_page(place, list_filter(object_filter, condition), query, attributes)
 
     def _sorted_page(
         self, place: Place, search_filter: str, query: Query, attributes: list[str]

@@ -33,6 +33,7 @@ from scim_core.backends.ldap import operations
 from scim_core.backends.ldap.connection import ConnectionFactory
 from scim_core.backends.ldap.dryrun import ldif_line
 from scim_core.backends.ldap.escape import dn_value
+from scim_core.backends.ldap.filter import list_filter
 from scim_core.backends.ldap.keyset import KEYSET_DIALECTS
 from scim_core.backends.ldap.operations import Search
 from scim_core.backends.ldap.profiles import PROFILES
@@ -83,9 +84,8 @@ class VlvSearch:
 def vlv_searches(settings: LdapSettings) -> list[VlvSearch]:
     """The searches a list without a client filter sends under ``settings``, one per base.
 
-    The filters are the ones :meth:`~scim_core.backends.ldap.users.Users.find_users` and
-    :meth:`~scim_core.backends.ldap.groups.Groups.find_groups` build with no condition
-    (``(&<the profile's filter>)``).
+    The filters are the ones every list builds with no condition
+    (:func:`~scim_core.backends.ldap.filter.list_filter`).
 
     :raises ValueError: for a dialect without VLV indexes.
     """
@@ -102,7 +102,7 @@ def vlv_searches(settings: LdapSettings) -> list[VlvSearch]:
             f"scim {kind}" + (f" {number}" if len(bases) > 1 else ""),
             base,
             scope,
-            f"(&{kind_filter})",
+            list_filter(kind_filter),
             sorts,
         )
         for kind, bases, scope, kind_filter, sorts in kinds
