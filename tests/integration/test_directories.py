@@ -592,15 +592,15 @@ def test_a_write_names_the_manager_without_a_search_after_it(
     boss, other = new_user(http), new_user(http)
     user = new_user(http, **{ENTERPRISE: {"manager": {"value": boss["id"]}}})
     lookups: list[str] = []
-    search_users = LdapBackend._search_users
+    search_in = LdapBackend._search_in
     id_only = [directory_backend.profile.id_attribute]
 
-    def counting(self, search_filter, attributes, **kwargs):
+    def counting(self, place, search_filter, attributes, **kwargs):
         if search_filter.startswith("(|(") and list(attributes) == id_only:
             lookups.append(search_filter)  # users' DNs -> their ids
-        return search_users(self, search_filter, attributes, **kwargs)
+        return search_in(self, place, search_filter, attributes, **kwargs)
 
-    monkeypatch.setattr(LdapBackend, "_search_users", counting)
+    monkeypatch.setattr(LdapBackend, "_search_in", counting)
     sent = counted_operations(monkeypatch)
     path = "/Users/" + user["id"]
     retitled = patch(http, path, {"op": "replace", "path": "title", "value": "T"})

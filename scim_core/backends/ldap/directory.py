@@ -203,10 +203,9 @@ class Directory:
         except LDAPOperationResult as error:
             raise scim_error(error, "the search") from None
 
-    def _search_bases(
+    def _search_in(
         self,
-        bases: Sequence[str],
-        scope: str,
+        place: Place,
         search_filter: str,
         attributes: Sequence[str],
         *,
@@ -214,48 +213,21 @@ class Directory:
         size_limit: int = 0,
         keep: Keep | None = None,
     ) -> tuple[list[Any], dict[str, Any]]:
-        """One search per base, the entries concatenated (the bases never overlap, so no entry
-        comes twice); ``first_match`` stops at the first base that has any, for a lookup by a
-        value only one entry holds; ``size_limit`` (0: none) bounds the entries in all."""
+        """One search per base of ``place``, in its scope, the entries concatenated (the bases
+        never overlap, so no entry comes twice); ``first_match`` stops at the first base that
+        has any, for a lookup by a value only one entry holds; ``size_limit`` (0: none) bounds
+        the entries in all."""
         found: list[Any] = []
         result: dict[str, Any] = {}
-        for base in bases:
+        for base in place.bases:
             left = size_limit - len(found) if size_limit else 0
             entries, result = self._search(
-                base, search_filter, attributes, scope=scope, size_limit=left, keep=keep
+                base, search_filter, attributes, scope=place.scope, size_limit=left, keep=keep
             )
             found += entries
             if (first_match and found) or (size_limit and len(found) >= size_limit):
                 break
         return found, result
-
-    def _search_users(
-        self,
-        search_filter: str,
-        attributes: Sequence[str],
-        *,
-        first_match: bool = False,
-        size_limit: int = 0,
-        keep: Keep | None = None,
-    ) -> tuple[list[Any], dict[str, Any]]:
-        """A search where users live: under each users base, in the configured scope."""
-        return self._search_bases(
-            self.settings.users_bases,
-            self.user_scope,
-            search_filter,
-            attributes,
-            first_match=first_match,
-            size_limit=size_limit,
-            keep=keep,
-        )
-
-    def _search_groups(
-        self, search_filter: str, attributes: Sequence[str]
-    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-        """A search where groups live: under each groups base, in the configured scope."""
-        return self._search_bases(
-            self.settings.groups_bases, self.group_scope, search_filter, attributes
-        )
 
     def _write(self, what: str, operation: Any, *, retry: bool = True) -> Any:
         try:
@@ -278,8 +250,10 @@ class Directory:
         one base, else searched (``None``: no such group, or several with that cn)."""
         if self._groups_in_one_place:
             return f"cn={dn_value(group_id)},{self.settings.groups_base}"
-        entries, _ = self._search_groups(
-            f"(&{self.profile.group_filter}(cn={filter_value(group_id)}))", ["1.1"]
+        entries, _ = self._search_in(
+            self._group_place,
+            f"(&{self.profile.group_filter}(cn={filter_value(group_id)}))",
+            ["1.1"],
         )
         if len(entries) > 1:
             log.warning("several groups have one cn under the groups bases; none is answered")
@@ -297,7 +271,8 @@ class Directory:
         valid = [i for i in dict.fromkeys(ids) if self.profile.is_valid_id(i)]
         if not valid:
             return {}
-        entries, _ = self._search_users(
+        entries, _ = self._search_in(
+            self._user_place,
             f"(&{self.profile.user_filter}{self._ids_filter(valid)})",
             [self.profile.id_attribute],
         )
@@ -339,7 +314,7 @@ class Directory:
         parts = self._dns_filter(managers)
         if not parts:
             return {}
-        found, _ = self._search_users(f"(|{parts})", [self.profile.id_attribute])
+        found, _ = self._search_in(self._user_place, f"(|{parts})", [self.profile.id_attribute])
         by_dn = {
             dn_key(e["dn"]): self.profile.format_id(
                 first(e["attributes"], self.profile.id_attribute)

@@ -61,8 +61,10 @@ class Groups(Listing, Memberships):
     def _group_name_taken(self, name: str, own_dn: str | None = None) -> bool:
         """Whether a group other than the one at ``own_dn`` is displayed as ``name``."""
         cn = f"(cn={filter_value(name)})"
-        entries, _ = self._search_groups(
-            f"(&{self.profile.group_filter}(|{self._group_name_filter(name)}{cn}))", ["1.1"]
+        entries, _ = self._search_in(
+            self._group_place,
+            f"(&{self.profile.group_filter}(|{self._group_name_filter(name)}{cn}))",
+            ["1.1"],
         )
         return any(own_dn is None or dn_key(e["dn"]) != dn_key(own_dn) for e in entries)
 

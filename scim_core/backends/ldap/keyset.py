@@ -31,12 +31,12 @@ walked together: each gives its next window by value, and they are merged here.
 Of the backend it uses what an index page uses: its settings, profile, pagers, filter
 mappings and scopes, and its helpers that read entries into resources (``_user_attributes``,
 ``_to_users``, ``_group_attributes``, ``_members_of``, ``_group_named_ids``, ``_to_group``,
-``_search_bases``, ``_capabilities``).
+``_search_in`` with its places, ``_capabilities``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ldap3.core.exceptions import LDAPOperationResult
@@ -48,7 +48,7 @@ from scim_core.backends.ldap.results import scim_error
 from scim_core.backends.ldap.values import case_ignored, first
 
 if TYPE_CHECKING:
-    from scim_core.backends.ldap.directory import Directory
+    from scim_core.backends.ldap.directory import Directory, Place
     from scim_core.backends.ldap.groups import Groups
     from scim_core.backends.ldap.users import Users
 
@@ -92,8 +92,7 @@ def _text(value: Any) -> str:
 def _page(
     backend: Directory,
     pager: SortedPager,
-    bases: Sequence[str],
-    scope: str,
+    place: Place,
     search_filter: str,
     key: str,
     order: Callable[[str], str],
@@ -111,15 +110,17 @@ def _page(
     total = 0
     found: list[tuple[str, dict[str, Any]]] = []
     if backend._capabilities().sorted_windows:
-        for base in bases:
+        for base in place.bases:
             try:
-                window = pager.window(base, search_filter, key, 1, size, wanted, scope, value=after)
+                window = pager.window(
+                    base, search_filter, key, 1, size, wanted, place.scope, value=after
+                )
             except LDAPOperationResult as error:
                 raise scim_error(error, "the search") from None
             total += window.total
             found += [(order(_text(first(e["attributes"], key) or "")), e) for e in window.entries]
     else:
-        entries, _ = backend._search_bases(bases, scope, search_filter, wanted)
+        entries, _ = backend._search_in(place, search_filter, wanted)
         total = len(entries)
         found = [(order(_text(first(e["attributes"], key) or "")), e) for e in entries]
     found.sort(key=lambda item: item[0])
@@ -138,8 +139,7 @@ def find_users(backend: Users, query: Query) -> Page:
     total, entries, last = _page(
         backend,
         keyset_pager(backend),
-        backend.settings.users_bases,
-        backend.user_scope,
+        backend._user_place,
         list_filter(backend.profile.user_filter, condition),
         key,
         str.lower,  # the id's ordering rule compares the UUID's octets: its hex, lower case
@@ -156,8 +156,7 @@ def find_groups(backend: Groups, query: Query) -> Page:
     total, entries, last = _page(
         backend,
         backend.pager,
-        backend.settings.groups_bases,
-        backend.group_scope,
+        backend._group_place,
         list_filter(backend.profile.group_filter, condition),
         _GROUP_KEY,
         case_ignored,

@@ -72,7 +72,7 @@ class Listing(Directory):
         """
         unique = query.filter is not None and _unique_lookup(query.filter, place.unique_keys)
         if unique or not self._capabilities().sorted_windows:
-            entries, _ = self._search_bases(place.bases, place.scope, search_filter, attributes)
+            entries, _ = self._search_in(place, search_filter, attributes)
             entries.sort(key=_in_order(place.sort_attribute))
             start = query.start_index - 1
             return len(entries), entries[start : start + query.count] if query.count else []

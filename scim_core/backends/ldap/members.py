@@ -35,7 +35,8 @@ class Memberships(Directory):
     """Who is in which group, and single-value membership writes."""
 
     def _groups_with_member(self, member_dn: str) -> list[str]:
-        entries, _ = self._search_groups(
+        entries, _ = self._search_in(
+            self._group_place,
             f"(&{self.profile.group_filter}(member={filter_value(member_dn)}))",
             ["1.1"],
         )
@@ -53,7 +54,8 @@ class Memberships(Directory):
         member_of = self.profile.member_of
         parts = "".join(f"({member_of}={filter_value(dn)})" for dn in group_dns)
         limit = self.settings.max_members
-        entries, _ = self._search_users(
+        entries, _ = self._search_in(
+            self._user_place,
             f"(&{self.profile.user_filter}(|{parts}))",
             attributes,
             size_limit=limit + 1,

@@ -154,7 +154,8 @@ class Users(Listing, Memberships, UserWrites):
         parts = self._dns_filter(hinted) if len(self.settings.users_bases) == 1 else ""
         if not parts or not self.profile.is_valid_id(user_id):
             return self._user_entry(user_id, self.users.read_attributes), {}
-        entries, _ = self._search_users(
+        entries, _ = self._search_in(
+            self._user_place,
             f"(&{self.profile.user_filter}(|{self._id_filter(user_id)}{parts}))",
             self.users.read_attributes,
         )
@@ -177,7 +178,8 @@ class Users(Listing, Memberships, UserWrites):
     def _user_entry(self, user_id: str, attributes: Sequence[str]) -> dict[str, Any] | None:
         if not self.profile.is_valid_id(user_id):
             return None
-        entries, _ = self._search_users(
+        entries, _ = self._search_in(
+            self._user_place,
             f"(&{self.profile.user_filter}{self._id_filter(user_id)})",
             attributes,
             first_match=True,
@@ -240,7 +242,8 @@ class Users(Listing, Memberships, UserWrites):
         the lookup value a user of that name gets (its uid)."""
         attribute = self.profile.user_name_attribute
         value = self.users.lookup_value(name)
-        entries, _ = self._search_users(
+        entries, _ = self._search_in(
+            self._user_place,
             f"(|({attribute}={filter_value(value)}){self.users.user_name_filter(name)})",
             ["1.1"],
         )
