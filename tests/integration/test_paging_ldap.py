@@ -94,3 +94,32 @@ def test_many_different_sorted_searches_never_exhaust_sessions(backend):
             Query(filter=parse_filter(f'userName eq "page{index:05d}"'), count=5)
         )
         assert names(found) == [f"page{index:05d}"]
+
+
+def test_a_new_backends_second_page_reuses_the_first_pages_sort(backend, monkeypatch):
+    """The first sorted search of a list already keeps its snapshot: a new worker (or a walk)
+    sorts the directory once, not once more on its second page."""
+    sent_contexts = []
+    search = type(backend.pager)._search
+
+    def recording(self, *args):
+        sent_contexts.append(args[7])  # the context id echoed, None for a fresh sort
+        return search(self, *args)
+
+    monkeypatch.setattr(type(backend.pager), "_search", recording)
+    first = backend.find_users(Query(start_index=1, count=50))
+    second = backend.find_users(Query(start_index=51, count=50))
+    assert len(set(names(first) + names(second))) == 100
+    assert sent_contexts[0] is None and isinstance(sent_contexts[1], bytes), sent_contexts
+
+
+def test_a_small_sorted_result_reads_the_change_marker_once(backend, monkeypatch):
+    reads = []
+    marker = type(backend.pager)._marker
+    monkeypatch.setattr(
+        type(backend.pager), "_marker", lambda self, base: reads.append(base) or marker(self, base)
+    )
+    small = Query(filter=parse_filter('userName sw "page0000"'), count=20)
+    pages = [names(backend.find_users(small)) for _ in range(3)]
+    assert pages[0] == [f"page{index:05d}" for index in range(10)] == pages[2]
+    assert len(reads) == 1, reads

@@ -79,7 +79,6 @@ def keyset_pager(backend: Directory) -> SortedPager:
             KEYSET_DIALECTS[backend.settings.dialect][1],
             backend.binary,
             role=_ROLE,
-            eager_marker=True,  # a walk's first page's snapshot serves its second
         )
         backend.keyset_pager = pager
     return pager

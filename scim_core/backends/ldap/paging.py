@@ -46,6 +46,7 @@ _VLV_ERROR = 76
 _MAX_INT = 2**31 - 1  # VLV offsets are LDAP INTEGERs (0 .. maxInt, RFC 4511 §4.1.1)
 _REUSE_FROM = 1000  # smaller sets sort in well under a millisecond: not worth a session
 _REMEMBERED = 8  # sorted snapshots remembered per thread (one per base/filter/sort key)
+_SMALL_REMEMBERED = 64  # searches known to have small results, per thread
 
 
 Key = tuple[str, str, str, str]
@@ -67,7 +68,7 @@ class _Sessions:
     connection: Connection | None = None
     opened: int = 0
     contexts: OrderedDict[Key, tuple[bytes, Marker]] = field(default_factory=OrderedDict)
-    large: OrderedDict[Key, None] = field(default_factory=OrderedDict)
+    small: OrderedDict[Key, None] = field(default_factory=OrderedDict)
 
     def reset(self, connection: Connection | None) -> None:
         self.connection, self.opened = connection, 0
@@ -85,9 +86,6 @@ class SortedPager:
         never decoded as text even when they happen to be valid UTF-8.
     :param role: the connection role its sorted searches run on (a pager of its own, such as
         the cursor walks', keeps its sessions on a connection of its own).
-    :param eager_marker: read the change marker before every sorted search, not only for
-        results known to be large, so the very first search's snapshot can serve the next
-        (a walk's second page then needs no sort of its own; a small result pays one read).
     """
 
     def __init__(
@@ -97,16 +95,17 @@ class SortedPager:
         ordering_rule: str | None = None,
         binary: frozenset[str] = frozenset(),
         role: str = _ROLE,
-        eager_marker: bool = False,
     ) -> None:
         self._role = role
-        self._eager_marker = eager_marker
         self._connections = connections
         self._ordering_rule = ordering_rule
         self._binary = binary
         self._limit = max(1, sessions_per_connection)
         self._local = threading.local()
         self._naming_contexts: tuple[str, ...] | None = None
+        #: Naming contexts seen without a contextCSN (no slapo-syncprov: 389-DS, AD), not
+        #: asked again: their lists sort afresh each time.
+        self._unmarked: set[str] = set()
 
     def _state(self) -> _Sessions:
         state: _Sessions | None = getattr(self._local, "state", None)
@@ -134,7 +133,7 @@ class SortedPager:
     def _marker(self, base: str) -> Marker | None:
         """The naming context's contextCSN values: they change with every write under it."""
         suffix = self._suffix_of(base)
-        if suffix is None:
+        if suffix is None or suffix in self._unmarked:
             return None
 
         def read(connection: Connection) -> Marker | None:
@@ -144,7 +143,10 @@ class SortedPager:
             values = entries[0]["attributes"].get("contextCSN") if entries else ()
             return tuple(sorted(str(v) for v in values or ())) or None
 
-        return self._connections.run(read)
+        marker = self._connections.run(read)
+        if marker is None:
+            self._unmarked.add(suffix)
+        return marker
 
     # ----------------------------------------------------------------- windows
 
@@ -169,7 +171,10 @@ class SortedPager:
         """
         key: Key = (base.lower(), scope, search_filter, sort_attribute)
         state = self._state()
-        marker = self._marker(base) if self._eager_marker or key in state.large else None
+        # The change marker is read before the search unless the result is known to be small:
+        # the first search's snapshot can then serve the next (no second sort on a new worker
+        # or for a walk's second page), and a small result pays the read only once.
+        marker = None if key in state.small else self._marker(base)
         for attempt in (1, 2):
             connection = self._connections.current(self._role)
             if state.connection is not connection:
@@ -213,12 +218,12 @@ class SortedPager:
         if sent is None and total > 0:
             state.opened += 1  # an empty result frees its session at once
         if total < _REUSE_FROM:
-            state.large.pop(key, None)
+            state.small[key] = None
+            state.small.move_to_end(key)
+            while len(state.small) > _SMALL_REMEMBERED:
+                state.small.popitem(last=False)
             return
-        state.large[key] = None
-        state.large.move_to_end(key)
-        while len(state.large) > _REMEMBERED:
-            state.large.popitem(last=False)
+        state.small.pop(key, None)
         if marker is not None and received is not None:
             state.contexts[key] = (received, marker)
             state.contexts.move_to_end(key)
