@@ -48,7 +48,9 @@ def _own_user_attributes(profile: DirectoryProfile) -> list[tuple[str, str]]:
     """What the service maps itself on ``profile`` (not in the mapping file)."""
     schema = profile.schema
     naming = f"{profile.user_naming.upper()}= (the normalized userName)"
-    account = f", {profile.account_name} derived (at most 20 characters)"
+    account = (
+        f", {profile.account_name} derived (at most 20 characters)" if profile.account_name else ""
+    )
     disable = (
         f"{profile.lock_attribute} bit {_AD_DISABLED_BIT}"
         if profile.lock_value is None
