@@ -10,13 +10,16 @@ from typing import Final
 
 __all__ = ["IDENTITY_ATTRIBUTES", "Identity", "RootDse", "identify", "root_values"]
 
+_VENDOR_NAME: Final = "vendorName"
+_VENDOR_VERSION: Final = "vendorVersion"
+_AD_LEVEL: Final = "domainControllerFunctionality"
 #: rootDSE attributes that tell the directory's kind and version, beside the capabilities.
 IDENTITY_ATTRIBUTES: Final = (
     "objectClass",
-    "vendorName",
-    "vendorVersion",
+    _VENDOR_NAME,
+    _VENDOR_VERSION,
     "supportedCapabilities",
-    "domainControllerFunctionality",
+    _AD_LEVEL,
     "subschemaSubentry",
     "dnsHostName",
 )
@@ -41,7 +44,7 @@ RootDse = Mapping[str, Sequence[str]]
 
 def root_values(entry: RootDse, name: str) -> list[str]:
     """The values of attribute ``name`` (in any case) of a rootDSE-like entry, as text."""
-    found = next((v for k, v in entry.items() if k.lower() == name.lower()), ())
+    found = next((v for k, v in entry.items() if k.lower() == name.lower()), None)
     return [str(v) for v in found or ()]
 
 
@@ -53,10 +56,11 @@ def _first_version(texts: Sequence[str]) -> str | None:
 
 
 def _ad_version(entry: RootDse, monitor: str | None) -> str | None:
-    vendor = _first_version(root_values(entry, "vendorVersion"))  # Samba says its own
+    vendor = _first_version(root_values(entry, _VENDOR_VERSION))  # Samba says its own
     if vendor:
         return vendor
-    level = _AD_LEVELS.get(next(iter(root_values(entry, "domainControllerFunctionality")), ""))
+    levels = root_values(entry, _AD_LEVEL)
+    level = _AD_LEVELS.get(levels[0]) if levels else None
     return f"functional level Windows Server {level}" if level else None
 
 
@@ -82,9 +86,9 @@ _FLAVOURS: Final = (
         "389-DS",
         "389ds",
         lambda dse: any(
-            "389" in v for v in root_values(dse, "vendorName") + root_values(dse, "vendorVersion")
+            "389" in v for v in root_values(dse, _VENDOR_NAME) + root_values(dse, _VENDOR_VERSION)
         ),
-        lambda dse, _monitor: _first_version(root_values(dse, "vendorVersion")),
+        lambda dse, _monitor: _first_version(root_values(dse, _VENDOR_VERSION)),
     ),
     _Flavour(
         "OpenLDAP",
@@ -119,10 +123,10 @@ def identify(root_dse: RootDse, monitor: str | None = None) -> Identity:
     :param root_dse: attribute -> values, names in any case.
     :param monitor: ``cn=Monitor``'s ``monitoredInfo`` where it could be read.
     """
+    vendor = " ".join(root_values(root_dse, _VENDOR_NAME))
     for flavour in _FLAVOURS:
         if flavour.recognised(root_dse):
-            vendor = " ".join(root_values(root_dse, "vendorName"))
             name = f"{flavour.name} (Samba)" if "samba" in vendor.lower() else flavour.name
             return Identity(name, flavour.profile, flavour.version(root_dse, monitor))
-    vendor = " ".join(root_values(root_dse, "vendorName")) or "unknown"
-    return Identity(vendor, None, _first_version(root_values(root_dse, "vendorVersion")))
+    version = _first_version(root_values(root_dse, _VENDOR_VERSION))
+    return Identity(vendor or "unknown", None, version)

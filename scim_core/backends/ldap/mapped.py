@@ -152,7 +152,7 @@ class SiteMapping:
         """``base`` with every mapped attribute it lacks in its schema (a new extension where
         needed); what ``base`` defines already (the profile's strings) stays as it is."""
         result = base
-        elements: dict[str, tuple[dict[str, None], dict[str, None]]] = {}
+        elements: dict[str, tuple[list[str], list[str]]] = {}
         schemas = {s.id.lower(): s for s in base.get("User")}
         for attribute in self.users:
             if attribute.sub is not None and attribute.element_type is None:
@@ -161,8 +161,9 @@ class SiteMapping:
             if attribute.element_type is None and known and known.attribute(attribute.name):
                 continue
             if attribute.element_type is not None:
-                subs, types = elements.setdefault(attribute.name, ({}, {}))
-                subs[str(attribute.sub)] = types[attribute.element_type] = None
+                subs, types = elements.setdefault(attribute.name, ([], []))
+                subs.append(str(attribute.sub))
+                types.append(attribute.element_type)
                 continue
             name, description = self.schema_names.get(attribute.schema, ("", ""))
             if not name:
@@ -184,7 +185,9 @@ class SiteMapping:
                 description=description,
             )
         for name, (subs, types) in elements.items():
-            definition = typed_elements(name, tuple(subs), tuple(types))
+            definition = typed_elements(
+                name, tuple(dict.fromkeys(subs)), tuple(dict.fromkeys(types))
+            )
             result = result.with_attributes("User", USER_URN, (definition,))
         for attribute in self.unmapped:
             if attribute.element_type is None:  # elements: defined by those still mapped

@@ -175,7 +175,7 @@ class UserMapping(UserNaming):
                 element = element_of(resource.setdefault(mapped.name, []), mapped, create=True)
                 if element is not None:
                     element[str(mapped.sub)] = scim_value(mapped, raw)
-        mails = all_values(attributes, "mail")
+        mails = all_values(attributes, "mail")  # pragma: no mutate - a name in any case
         if mails:
             # mail has no "primary": the first value is the primary address, unless the flag
             # records that the client wrote none as primary (entries written by other tools
@@ -232,13 +232,16 @@ class UserMapping(UserNaming):
         for mapped in self.elements:
             if keys is not None and mapped.name not in keys:
                 continue
-            element = element_of(resource.get(mapped.name) or [], mapped, create=False)
+            listed = resource.get(mapped.name) or []
+            element = element_of(listed, mapped, create=False)  # pragma: no mutate - None: False
             value = element.get(str(mapped.sub)) if element is not None else None
             values[mapped.ldap] = ldap_values(mapped, value)
         if "cn" in values and not values["cn"]:
             given = value_at(resource, ("name", "givenName")) or ""
             family = value_at(resource, ("name", "familyName")) or ""
-            values["cn"] = [f"{given} {family}".strip() or str(resource.get("userName", ""))]
+            # pragma below: a User always has a userName (required); the default is never read.
+            user_name = str(resource.get("userName", ""))  # pragma: no mutate
+            values["cn"] = [f"{given} {family}".strip() or user_name]
         if keys is None or "emails" in keys:
             self._mail_values(resource, values)
         values["manager"] = [manager_dn] if manager_dn else []
@@ -250,7 +253,7 @@ class UserMapping(UserNaming):
     def _mail_values(self, resource: Mapping[str, Any], values: dict[str, list[Any]]) -> None:
         """Set ``mail`` (the primary address first) and the no-primary flag from the emails."""
         emails = list(resource.get("emails") or ())
-        emails.sort(key=lambda e: not e.get("primary", False))
+        emails.sort(key=lambda e: not e.get("primary"))
         mails: list[str] = []
         for email in emails:
             mail = str(email.get("value", ""))
@@ -316,7 +319,8 @@ class UserMapping(UserNaming):
         # A multi-valued attribute's values have no order: the same ones are no change.
         unordered = {m.ldap for m in self._mapped if m.multi_valued}
         for name, values in after.items():
-            previous = before.get(name, [])
+            # pragma below: what only ``after`` holds is a new userName, never empty.
+            previous = before.get(name, [])  # pragma: no mutate
             if values == previous or (name in unordered and set(values) == set(previous)):
                 continue
             changes[name] = [(MODIFY_REPLACE, values)] if values else [(MODIFY_DELETE, [])]
@@ -333,7 +337,8 @@ class UserMapping(UserNaming):
         for mapped in self._mapped:
             if after.get(mapped.ldap) and after[mapped.ldap] != before.get(mapped.ldap):
                 needed.append(mapped.object_class)
-        present = {str(c).lower() for c in all_values(current_attributes, "objectClass")}
+        classes = all_values(current_attributes, "objectClass")  # pragma: no mutate - any case
+        present = {str(c).lower() for c in classes}
         missing = [c for c in dict.fromkeys(filter(None, needed)) if c.lower() not in present]
         if missing:
             changes["objectClass"] = [(MODIFY_ADD, missing)]
