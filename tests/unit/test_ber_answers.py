@@ -128,6 +128,11 @@ def test_message_ids(message_id: str, expected: int) -> None:
     "first_bytes",
     [
         "04 03 02 01 07",  # not a SEQUENCE
+        "04 03",  # known from two octets
+        "30 0c 04 01",  # from the message id's tag and size alone
+        "30 0c 02 00",
+        "30 0c 02 05",
+        "30 03 02 01",  # no room for an operation
         "30 80 02 01 07 65",  # indefinite length
         "30 85 00 00 00 00 0c",  # a length in five octets
         "30 ff",
@@ -424,6 +429,8 @@ def test_referrals_and_an_extended_responses_name() -> None:
     assert got["responseName"] == "1.3.6.1.4.1.1466.20036"
     assert (got["type"], got["message"], got["referrals"]) == ("extendedResp", "bye", None)
     assert "responseName" not in decode_final(DONE_7)
+    odd = decode_final(message(tlv(EXTENDED, result_content(b"\x00", b"", b"", b"\x8a\x021\xff"))))
+    assert odd["responseName"] == "1\ufffd"  # not an OID, still no crash
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,8 @@ ldap3's own bytes over many generated inputs.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from ldap3 import BASE, MODIFY_ADD, MODIFY_DELETE, MODIFY_INCREMENT, MODIFY_REPLACE, SUBTREE
 
@@ -21,6 +23,15 @@ from scim_core.backends.ldap.encoding import (
     encode_modify_request,
     encode_search_request,
 )
+
+
+@pytest.fixture(autouse=True)
+def encoded_afresh() -> Iterator[None]:
+    """Each example is encoded, not answered from the cache an earlier test filled."""
+    encode_filter.cache_clear()
+    encode_attribute_list.cache_clear()
+    yield
+
 
 # ---------------------------------------------------------------- whole messages
 

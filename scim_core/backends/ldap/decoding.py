@@ -77,9 +77,10 @@ def _expect(data: bytes, pos: int, tag: int) -> tuple[int, int]:
 
 def _text(raw: bytes) -> str:
     try:
-        return raw.decode("utf-8")
+        return raw.decode()
     except UnicodeDecodeError:
-        return raw.decode("latin-1")  # what ldap3 falls back to for DNs and messages
+        # What ldap3 falls back to for DNs and messages.
+        return raw.decode("latin-1")  # pragma: no mutate - codec names ignore case
 
 
 def message_head(data: bytes | bytearray, pos: int = 0) -> tuple[int, int, int] | None:
@@ -220,13 +221,13 @@ def _entry(
                 raw.append(data[value_start:value_pos])
         if value_pos != values_end:
             raise ProtocolError("a value running past its attribute")
-        name = data[name_start:name_end].decode("utf-8")
+        name = data[name_start:name_end].decode()
         if ";" in name and ";range=" in name.lower():
             raise RangedAnswer(name)
         values: list[Any] = raw
         if name.lower() not in binary:
             try:
-                values = [v.decode("utf-8") for v in raw]
+                values = [v.decode() for v in raw]
             except UnicodeDecodeError:
                 values = raw  # binary (a photo): the octets as they are
         attributes[names.get(name.lower(), name)] = values
@@ -272,7 +273,8 @@ def _result(data: bytes, start: int, end: int, tag: int) -> dict[str, Any]:
                 raise ProtocolError("a referral running past its list")
             result["referrals"] = referrals
         elif element == RESPONSE_NAME:
-            result["responseName"] = data[element_start:element_end].decode("ascii", "replace")
+            name = data[element_start:element_end]
+            result["responseName"] = name.decode("ascii", "replace")  # pragma: no mutate - case
         pos = element_end
     if pos != end or message_end > end:
         raise ProtocolError("an LDAPResult whose parts do not fill it exactly")
@@ -307,7 +309,7 @@ def _response_controls(data: bytes, pos: int, binary: frozenset[str]) -> dict[st
         while pos < stop:
             start, end = _expect(data, pos, SEQUENCE)
             oid_start, oid_end = _expect(data, start, OCTET_STRING)
-            oid = data[oid_start:oid_end].decode("ascii")
+            oid = data[oid_start:oid_end].decode("ascii")  # pragma: no mutate - names ignore case
             at, critical, value = oid_end, False, None
             if at < end and data[at] == BOOLEAN:
                 flag_start, at = _expect(data, at, BOOLEAN)
