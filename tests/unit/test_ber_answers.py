@@ -521,6 +521,21 @@ def test_other_controls_are_decoded_by_ldap3_beside_the_post_read() -> None:
     assert got[POST_READ_OID]["description"] == "post-read"
 
 
+def test_controls_without_a_value() -> None:
+    alone = decode_final(modified(control("1.2.3", None)))["controls"]
+    assert alone == {"1.2.3": {"description": "", "criticality": False, "value": None}}
+    both = decode_final(modified(control("1.2.3", None), control("1.2.4", None, b"\xff")))
+    assert both["controls"] == {
+        "1.2.3": {"description": "", "criticality": False, "value": None},
+        "1.2.4": {"description": "", "criticality": True, "value": None},
+    }
+
+
+def test_controls_ldap3_cannot_read_are_named_by_its_error() -> None:
+    with pytest.raises(ProtocolError, match=r"undecodable response controls \(TypeError\)"):
+        decode_final(modified(control(POST_READ_OID, None)))  # no entry to read
+
+
 @pytest.mark.parametrize(
     "controls",
     [

@@ -7,6 +7,7 @@ ldap3's own bytes over many generated inputs.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import pytest
@@ -199,6 +200,16 @@ def test_controls_follow_the_operation(controls, encoded: str) -> None:
     assert add == header + bytes.fromhex("68 04 04 00 30 00") + tail
 
 
+@pytest.mark.parametrize(
+    ("values", "named"), [([1], "int"), ([bytearray(b"x")], "bytearray"), ([None], "NoneType")]
+)
+def test_a_value_left_to_ldap3_is_named_by_its_type(values, named: str) -> None:
+    with pytest.raises(NotOurs, match=f"^{named}$"):
+        encode_add_request(1, "cn=x", {"n": values})
+    with pytest.raises(NotOurs, match=f"^{named}$"):
+        encode_modify_request(1, "cn=x", {"n": [(MODIFY_ADD, values)]})
+
+
 def test_values_it_does_not_encode_are_left_to_ldap3() -> None:
     refused = [
         lambda: encode_add_request(1, "cn=x", {"n": [1]}),
@@ -368,6 +379,12 @@ def test_escapes_in_every_kind_of_value() -> None:
 def test_malformed_filters_are_refused(text: str) -> None:
     with pytest.raises(FilterError):
         encode_filter(text)
+
+
+@pytest.mark.parametrize("item", ["u id=x", "u id=*", "u id=a*", "u id>=x", "u id~=x", "c n:=x"])
+def test_a_malformed_attribute_is_named_with_its_item(item: str) -> None:
+    with pytest.raises(FilterError, match=re.escape(f"attribute description in ({item})")):
+        encode_filter(f"(&({item}))")
 
 
 def test_a_filter_error_says_what_is_wrong() -> None:

@@ -132,7 +132,7 @@ class RangedAnswer(Exception):
 def _length(size: int) -> bytes:
     if size < 0x80:
         return bytes((size,))
-    octets = size.to_bytes((size.bit_length() + 7) // 8, "big")
+    octets = size.to_bytes((size.bit_length() + 7) // 8)
     return bytes((0x80 | len(octets),)) + octets
 
 
@@ -141,8 +141,9 @@ def _tlv(tag: int, content: bytes) -> bytes:
 
 
 def _integer(tag: int, value: int) -> bytes:
-    # Two's complement, shortest form; the extra bit keeps a leading 1 from reading negative.
-    return _tlv(tag, value.to_bytes(value.bit_length() // 8 + 1, "big", signed=True))
+    # Shortest form of a value that is never negative; the extra bit keeps a leading 1 from
+    # reading negative in two's complement.
+    return _tlv(tag, value.to_bytes(value.bit_length() // 8 + 1))
 
 
 def _value(text: str) -> bytes:
