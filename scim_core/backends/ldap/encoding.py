@@ -232,10 +232,10 @@ def _filter(text: str, pos: int) -> tuple[bytes, int]:
         # An empty & or | is RFC 4526's absolute true or false.
         return _tlv(_FILTER_AND if kind == "&" else _FILTER_OR, b"".join(parts)), pos + 1
     # Values are escaped (RFC 4515 §3): the first ')' ends the item, and no '(' is in it.
-    end = text.find(")", pos + 1)
-    if end < 0 or "(" in text[pos + 1 : end]:
+    item, closed, _ = text[pos + 1 :].partition(")")
+    if not closed or "(" in item:
         raise FilterError(f"unbalanced parentheses in {text!r}")
-    return _item(text[pos + 1 : end]), end + 1
+    return _item(item), pos + len(item) + 2
 
 
 @functools.lru_cache(maxsize=256)
