@@ -8,7 +8,6 @@ ldap3's own bytes over many generated inputs.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 import pytest
 from ldap3 import BASE, MODIFY_ADD, MODIFY_DELETE, MODIFY_INCREMENT, MODIFY_REPLACE, SUBTREE
@@ -27,11 +26,10 @@ from scim_core.backends.ldap.encoding import (
 
 
 @pytest.fixture(autouse=True)
-def encoded_afresh() -> Iterator[None]:
+def encoded_afresh() -> None:
     """Each example is encoded, not answered from the cache an earlier test filled."""
     encode_filter.cache_clear()
     encode_attribute_list.cache_clear()
-    yield
 
 
 # ---------------------------------------------------------------- whole messages
