@@ -150,6 +150,12 @@ def test_headers_that_cannot_start_an_answer_fail_at_once(first_bytes: str) -> N
         message_head(bytes.fromhex(first_bytes))
 
 
+@pytest.mark.parametrize("form", [0x80, 0x85, 0xFF])
+def test_a_length_form_ldap_forbids_is_named(form: int) -> None:
+    with pytest.raises(ProtocolError, match=f"length form 0x{form:02x}"):
+        message_head(bytes((0x30, form, 0x02, 0x01, 0x07, 0x65, 0x00)))
+
+
 def test_the_smallest_operation_is_two_octets() -> None:
     assert message_head(bytes.fromhex("30 05 02 01 07 65 00")) == (7, 7, DONE)
 

