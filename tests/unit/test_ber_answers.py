@@ -550,6 +550,8 @@ def test_controls_ldap3_cannot_read_are_named_by_its_error() -> None:
         tlv(0x30, tlv(0x04, b"1.2") + tlv(0x02, b"\x01")),  # its value an INTEGER
         tlv(0x30, tlv(0x04, b"1.2") + tlv(0x04, b"") + tlv(0x04, b"")),  # two values
         tlv(0x30, tlv(0x04, b"1.2") + tlv(0x01, b"\xff") + tlv(0x01, b"\xff")),  # two flags
+        tlv(0x30, tlv(0x04, b"1.2") + tlv(0x01, b"")) + control("1.3", None),  # an empty flag
+        tlv(0x30, tlv(0x04, b"1.2") + tlv(0x01, b"\xff\xff")),  # a flag of two octets
         tlv(0x30, tlv(0x04, b"1.\xc3\xa9")),  # a type that is no OID
         tlv(0x30, tlv(0x04, b"1.2")) + b"\x30",  # cut short
         tlv(0x30, tlv(0x04, b"1.2")) + b"\x30\x05",  # claiming more than there is

@@ -315,6 +315,8 @@ def _response_controls(data: bytes, pos: int, binary: frozenset[str]) -> dict[st
             at, critical, value = oid_end, False, None
             if at < end and data[at] == BOOLEAN:
                 flag_start, at = _expect(data, at, BOOLEAN)
+                if at - flag_start != 1:
+                    raise ProtocolError("a criticality that is not one octet")
                 critical = data[flag_start] != 0
             if at < end:
                 value = _expect(data, at, OCTET_STRING)
