@@ -132,7 +132,7 @@ class RangedAnswer(Exception):
 def _length(size: int) -> bytes:
     if size < 0x80:
         return bytes((size,))
-    octets = size.to_bytes((size.bit_length() + 7) // 8, "big")
+    octets = size.to_bytes((size.bit_length() + 7) // 8)
     return bytes((0x80 | len(octets),)) + octets
 
 
@@ -141,13 +141,14 @@ def _tlv(tag: int, content: bytes) -> bytes:
 
 
 def _integer(tag: int, value: int) -> bytes:
-    # Two's complement, shortest form; the extra bit keeps a leading 1 from reading negative.
-    return _tlv(tag, value.to_bytes(value.bit_length() // 8 + 1, "big", signed=True))
+    # Shortest form of a value that is never negative; the extra bit keeps a leading 1 from
+    # reading negative in two's complement.
+    return _tlv(tag, value.to_bytes(value.bit_length() // 8 + 1))
 
 
 def _value(text: str) -> bytes:
     """An RFC 4515 assertion value as the octets it stands for (``\\XX`` escapes undone)."""
-    raw = text.encode("utf-8")
+    raw = text.encode()
     if b"\\" not in raw:
         return raw
     head, *escaped = raw.split(b"\\")
@@ -162,7 +163,7 @@ def _value(text: str) -> bytes:
 def _attribute(text: str, item: str) -> bytes:
     if not text or any(c in text for c in "()*\\= \x00"):
         raise FilterError(f"malformed attribute description in ({item})")
-    return text.encode("utf-8")
+    return text.encode()
 
 
 def _item(item: str) -> bytes:
@@ -202,7 +203,7 @@ def _extensible(left: str, value: str, item: str) -> bytes:
         options = options[1:]
     if len(options) > 1 or (options and not options[0]) or (not attribute and not options):
         raise FilterError(f"malformed extensible match ({item})")
-    content = _tlv(_EXT_RULE, options[0].encode("utf-8")) if options else b""
+    content = _tlv(_EXT_RULE, options[0].encode()) if options else b""
     if attribute:
         content += _tlv(_EXT_TYPE, _attribute(attribute, item))
     content += _tlv(_EXT_VALUE, _value(value))
@@ -231,10 +232,10 @@ def _filter(text: str, pos: int) -> tuple[bytes, int]:
         # An empty & or | is RFC 4526's absolute true or false.
         return _tlv(_FILTER_AND if kind == "&" else _FILTER_OR, b"".join(parts)), pos + 1
     # Values are escaped (RFC 4515 §3): the first ')' ends the item, and no '(' is in it.
-    end = text.find(")", pos + 1)
-    if end < 0 or "(" in text[pos + 1 : end]:
+    item, closed, _ = text[pos + 1 :].partition(")")
+    if not closed or "(" in item:
         raise FilterError(f"unbalanced parentheses in {text!r}")
-    return _item(text[pos + 1 : end]), end + 1
+    return _item(item), pos + len(item) + 2
 
 
 @functools.lru_cache(maxsize=256)
@@ -256,7 +257,7 @@ def encode_filter(text: str) -> bytes:
 def encode_attribute_list(attributes: tuple[str, ...]) -> bytes:
     """An AttributeSelection (``SEQUENCE OF`` attribute names); none at all is ``1.1``."""
     names = attributes or (_NO_ATTRIBUTES,)
-    return _tlv(SEQUENCE, b"".join(_tlv(OCTET_STRING, n.encode("utf-8")) for n in names))
+    return _tlv(SEQUENCE, b"".join(_tlv(OCTET_STRING, n.encode()) for n in names))
 
 
 def encode_search_request(
@@ -280,7 +281,7 @@ def encode_search_request(
     """
     request = b"".join(
         (
-            _tlv(OCTET_STRING, base.encode("utf-8")),
+            _tlv(OCTET_STRING, base.encode()),
             _integer(ENUMERATED, scope),
             _integer(ENUMERATED, deref),
             _integer(INTEGER, size_limit),
@@ -295,7 +296,7 @@ def encode_search_request(
 
 def _octets(value: object) -> bytes:
     if isinstance(value, str):
-        return value.encode("utf-8")
+        return value.encode()
     if isinstance(value, bytes):
         return value
     raise NotOurs(type(value).__name__)
@@ -318,7 +319,7 @@ def encode_modify_request(
         for operation, values in operations:
             if isinstance(values, str | bytes):
                 raise NotOurs("a single value")
-            modification = _tlv(OCTET_STRING, attribute.encode("utf-8")) + _tlv(
+            modification = _tlv(OCTET_STRING, attribute.encode()) + _tlv(
                 SET, b"".join(_tlv(OCTET_STRING, _octets(v)) for v in values)
             )
             items.append(
@@ -328,7 +329,7 @@ def encode_modify_request(
                     + _tlv(SEQUENCE, modification),
                 )
             )
-    request = _tlv(OCTET_STRING, dn.encode("utf-8")) + _tlv(SEQUENCE, b"".join(items))
+    request = _tlv(OCTET_STRING, dn.encode()) + _tlv(SEQUENCE, b"".join(items))
     return _message(message_id, _tlv(_MODIFY_REQUEST, request), controls)
 
 
@@ -351,11 +352,11 @@ def encode_add_request(
         items.append(
             _tlv(
                 SEQUENCE,
-                _tlv(OCTET_STRING, attribute.encode("utf-8"))
+                _tlv(OCTET_STRING, attribute.encode())
                 + _tlv(SET, b"".join(_tlv(OCTET_STRING, _octets(v)) for v in values)),
             )
         )
-    request = _tlv(OCTET_STRING, dn.encode("utf-8")) + _tlv(SEQUENCE, b"".join(items))
+    request = _tlv(OCTET_STRING, dn.encode()) + _tlv(SEQUENCE, b"".join(items))
     return _message(message_id, _tlv(_ADD_REQUEST, request), controls)
 
 
@@ -368,7 +369,7 @@ def _message(message_id: int, operation: bytes, controls: Sequence[Control] | No
 
 def _control(oid: str, critical: bool, value: bytes | None) -> bytes:
     # criticality is BOOLEAN DEFAULT FALSE: left out when false, as DER and ldap3 do.
-    content = _tlv(OCTET_STRING, oid.encode("ascii"))
+    content = _tlv(OCTET_STRING, oid.encode("ascii"))  # pragma: no mutate - codec names ignore case
     if critical:
         content += _tlv(BOOLEAN, b"\xff")
     if value is not None:
