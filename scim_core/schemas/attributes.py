@@ -433,7 +433,8 @@ def typed_elements(name: str, subs: tuple[str, ...], types: tuple[str, ...]) -> 
                 "type",
                 "string",
                 canonical_values=types,
-                description="A label indicating the attribute's function.",
+                # Prose for people (any text serves): not mutated.
+                description="A label indicating the attribute's function.",  # pragma: no mutate
             ),
         ),
     )
