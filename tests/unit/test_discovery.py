@@ -129,6 +129,12 @@ def test_the_config_is_a_fresh_document_each_time() -> None:
     assert service_provider_config(BASE, 100)["patch"] == {"supported": True}
 
 
+def test_the_config_defaults_to_the_service_defaults() -> None:
+    defaults = ServiceConfig()
+    offered = service_provider_config(BASE, defaults.max_results)["pagination"]
+    assert offered == pagination(defaults.max_results, defaults.default_count, None)
+
+
 # --------------------------------------------------------------------------- RFC 7643 §6
 
 
@@ -146,6 +152,8 @@ def test_the_resource_types_are_where_the_resources_are(service) -> None:
             "location": f"{BASE}/ResourceTypes/{kind['id']}",
         }
         assert get(service, kind["meta"]["location"].removeprefix(BASE)) == kind
+    # RFC 7644 §3.2's endpoints, as written there: a proxy in front may route them by case.
+    assert (by_id["User"]["endpoint"], by_id["Group"]["endpoint"]) == ("/Users", "/Groups")
     assert by_id["User"]["schema"] == USER_URN
     assert by_id["Group"]["schema"] == GROUP_URN
     user = post(service, by_id["User"]["endpoint"], ALICE)

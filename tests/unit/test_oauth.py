@@ -316,6 +316,9 @@ def test_unreadable_keys_are_503_until_some_are_read(published, caplog) -> None:
     assert isinstance(raised.value, ScimError)
     assert raised.value.status == 503
     assert raised.value.headers == {"Retry-After": "30"}
+    body = raised.value.to_body()
+    assert body["detail"] == "The identity provider's signing keys cannot be fetched; retry later."
+    assert body["status"] == "503"
     source = str(published.path)
     assert [r.getMessage() for r in caplog.records] == [
         f"cannot fetch the JWKS {source}: JSONDecodeError"
@@ -352,6 +355,8 @@ class Endpoint:
 
     def __init__(self) -> None:
         self.body = b""
+        self.endless = False
+        self.sent = 0
         self.delay = 0.0
         self.accepts: list[str | None] = []
         endpoint = self
@@ -360,11 +365,27 @@ class Endpoint:
             def do_GET(self) -> None:
                 endpoint.accepts.append(self.headers.get("Accept"))
                 time.sleep(endpoint.delay)
+                if endpoint.endless:
+                    self.send_endlessly()
+                    return
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(endpoint.body)))
                 self.end_headers()
                 self.wfile.write(endpoint.body)
+
+            def send_endlessly(self) -> None:
+                # No length: a body that ends only when the client hangs up (64 MiB at most).
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.end_headers()
+                chunk = b" " * 65536
+                try:
+                    while endpoint.sent < 64 * 1024 * 1024:
+                        self.wfile.write(chunk)
+                        endpoint.sent += len(chunk)
+                except OSError:
+                    pass
 
             def log_message(self, *args: Any) -> None:
                 pass
@@ -401,6 +422,14 @@ def test_a_jwks_over_one_mebibyte_is_refused(endpoint) -> None:
     endpoint.serve(1024 * 1024 + 1)
     with pytest.raises(KeysUnavailable):
         JwksKeys(endpoint.url).key("ec-1")
+
+
+def test_an_endless_jwks_is_cut_after_one_mebibyte(endpoint) -> None:
+    endpoint.endless = True
+    with pytest.raises(KeysUnavailable):
+        JwksKeys(endpoint.url).key("ec-1")
+    endpoint.server.shutdown()  # the handler has finished: what it sent is counted
+    assert endpoint.sent < 32 * 1024 * 1024  # not read to the end (socket buffers aside)
 
 
 def test_a_fetch_waits_no_longer_than_the_timeout(endpoint, monkeypatch) -> None:
