@@ -215,18 +215,19 @@ def test_refusals_are_logged_with_their_reason_never_the_token(published, caplog
 
 
 @pytest.mark.parametrize(
-    "options",
+    ("options", "problem"),
     [
-        {"algorithms": ("HS256",)},
-        {"algorithms": ("RS256", "none")},
-        {"algorithms": ()},
-        {"audiences": ()},
+        ({"algorithms": ("HS256",)}, "only asymmetric algorithms can be allowed: HS256"),
+        ({"algorithms": ("RS256", "none")}, "only asymmetric algorithms can be allowed: none"),
+        ({"algorithms": ()}, "only asymmetric algorithms can be allowed: "),
+        ({"audiences": ()}, "at least one audience is needed"),
     ],
 )
-def test_an_issuer_allows_asymmetric_algorithms_and_needs_an_audience(options) -> None:
+def test_an_issuer_allows_asymmetric_algorithms_and_needs_an_audience(options, problem) -> None:
     settings: dict[str, Any] = {"audiences": (AUDIENCE,), **options}
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError) as refused:
         JwtIssuer(ISSUER, JwksKeys("/nonexistent"), **settings)
+    assert str(refused.value) == problem
 
 
 def test_the_default_algorithms_are_the_asymmetric_ones() -> None:
@@ -253,6 +254,7 @@ def test_a_single_key_without_an_id_serves_tokens_without_a_kid(published) -> No
     published.publish((None, EC_KEY))
     checker = issuer(published)
     assert checker.identify(token(kid=None, sub="x")) == "sub:x"
+    assert checker.identify(token(kid="", sub="x")) == "sub:x"  # an empty id names it too
     assert checker.identify(token(kid="ec-1", sub="x")) is None
 
 
@@ -430,6 +432,15 @@ def test_an_endless_jwks_is_cut_after_one_mebibyte(endpoint) -> None:
         JwksKeys(endpoint.url).key("ec-1")
     endpoint.server.shutdown()  # the handler has finished: what it sent is counted
     assert endpoint.sent < 32 * 1024 * 1024  # not read to the end (socket buffers aside)
+
+
+def test_an_https_source_is_fetched_not_read_as_a_file(caplog) -> None:
+    caplog.set_level(logging.WARNING, logger="scim.auth")
+    with pytest.raises(KeysUnavailable):
+        JwksKeys("https://127.0.0.1:1/keys").key("ec-1")  # nothing listens on port 1
+    assert [r.getMessage() for r in caplog.records] == [
+        "cannot fetch the JWKS https://127.0.0.1:1/keys: URLError"
+    ]
 
 
 def test_a_fetch_waits_no_longer_than_the_timeout(endpoint, monkeypatch) -> None:
