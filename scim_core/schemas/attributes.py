@@ -567,7 +567,7 @@ def _resolve(name: str, resource_type: str, schemas: tuple[Schema, ...]) -> Attr
         top = candidate.attribute(top_name)
         if top is None:
             continue
-        sub = top.sub(sub_name) if sub_name else None
+        sub = top.sub(sub_name)  # None for "" too: no attribute has an empty name
         if sub_name and sub is None:
             return None
         return AttrRef(
@@ -629,7 +629,7 @@ def _complex(attribute: Attribute, value: Any) -> dict[str, Any]:
             if sub is not None and sub.mutability != "readOnly":  # server-computed: dropped
                 shaped[sub.name] = coerce(sub, item)
         return shaped
-    value_sub = attribute.sub("value")
+    value_sub = attribute.sub("value")  # pragma: no mutate (names match in any case)
     if value_sub is not None and not isinstance(value, list):
         return {value_sub.name: coerce(value_sub, value)}  # a bare id: {"value": id}
     raise _mismatch(attribute, "an object", value)

@@ -149,6 +149,8 @@ def test_resolve_user_names(name: str, expected: tuple[str | None, str, str | No
         "schemas",
         f"{ENTERPRISE_URN}:costCenter",
         f"{ENTERPRISE_URN}:givenName",  # aliases are for unprefixed names only
+        f"{USER_URN}:givenName",
+        f"{USER_URN}:email",
         f"{USER_URN}:manager",  # an extension attribute is not in the core schema
         ENTERPRISE_URN,
         "urn:example:other:2.0:User:userName",
@@ -477,6 +479,7 @@ def test_unreturned_names_every_level_of_every_schema() -> None:
         sub_attributes=(
             Attribute("number", "string"),
             Attribute("pin", "string", returned="never"),
+            Attribute("holder", "string", returned="request"),
             Attribute("issuer", "string", returned="always"),
         ),
     )
@@ -485,6 +488,7 @@ def test_unreturned_names_every_level_of_every_schema() -> None:
         Unreturned(None, "password", None, False),
         Unreturned(urn, "card", None, True),
         Unreturned(urn, "card", "pin", False),
+        Unreturned(urn, "card", "holder", True),
     )
     assert DEFAULT_SCHEMAS.unreturned["Group"] == (
         Unreturned(None, "externalId", None, False),
