@@ -50,8 +50,11 @@ def service_provider_config(
         "authenticationSchemes": [
             {
                 "type": "oauthbearertoken",
-                "name": "Bearer token",
-                "description": "A static bearer token in the Authorization header (RFC 6750).",
+                # Prose for people (any text serves): not mutated.
+                "name": "Bearer token",  # pragma: no mutate
+                "description": (
+                    "A bearer token in the Authorization header (RFC 6750)."  # pragma: no mutate
+                ),
                 "specUri": "https://www.rfc-editor.org/rfc/rfc6750",
                 "primary": True,
             }
@@ -75,7 +78,7 @@ def resource_types(base_url: str, schema_set: SchemaSet = DEFAULT_SCHEMAS) -> li
             "id": "User",
             "name": "User",
             "endpoint": "/Users",
-            "description": "User accounts in the directory",
+            "description": "User accounts in the directory",  # pragma: no mutate (prose)
             "schema": USER_URN,
             "schemaExtensions": extensions["User"],
             "meta": {"resourceType": "ResourceType", "location": f"{base_url}/ResourceTypes/User"},
@@ -85,7 +88,10 @@ def resource_types(base_url: str, schema_set: SchemaSet = DEFAULT_SCHEMAS) -> li
             "id": "Group",
             "name": "Group",
             "endpoint": "/Groups",
-            "description": "Groups in the directory (read, create and membership changes)",
+            # Prose for people (any text serves): not mutated.
+            "description": (
+                "Groups in the directory (read, create and membership changes)"  # pragma: no mutate
+            ),
             "schema": GROUP_URN,
             "schemaExtensions": extensions["Group"],
             "meta": {
@@ -102,9 +108,6 @@ def schemas(base_url: str, schema_set: SchemaSet = DEFAULT_SCHEMAS) -> list[dict
     rendered = []
     for schema in (*schema_set.get("User"), *schema_set.get("Group")):
         document = to_schema_json(schema)
-        document.setdefault("meta", {})
-        document["meta"].update(
-            {"resourceType": "Schema", "location": f"{base_url}/Schemas/{document['id']}"}
-        )
+        document["meta"]["location"] = f"{base_url}/Schemas/{document['id']}"
         rendered.append(document)
     return rendered

