@@ -12,10 +12,15 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from hypothesis import settings
 from scim_http import settings_for
 
 from scim_core.backends.ldap import LdapBackend, LdapSettings
 from scim_core.testing.slapd import SlapdInstance
+
+# Speed is the benchmarks' business: no property test fails for being slow on a busy machine.
+settings.register_profile("no-deadline", deadline=None)
+settings.load_profile("no-deadline")
 
 #: The directories every cross-directory test runs on, by profile name; SCIM_TEST_DIRECTORIES
 #: (comma-separated) narrows them, e.g. `openldap,389ds` runs no Samba AD test at all.
