@@ -7,7 +7,6 @@ HTTP frameworks or LDAP.
 
 from __future__ import annotations
 
-import copy
 import functools
 import json
 import logging
@@ -404,7 +403,7 @@ class ScimService:
         urns = [schema.id for schema in self.schemas.get(resource_type)]
         rendered: dict[str, Any] = {"schemas": [urns[0]]}
         asked = projection.include if projection is not None else frozenset()
-        unreturned = self.schemas.unreturned.get(resource_type, ())
+        unreturned = self.schemas.unreturned[resource_type]
         rendered.update(without_unreturned(resource, unreturned, asked))
         rendered["schemas"] += [urn for urn in urns[1:] if rendered.get(urn)]
         meta = dict(resource.get("meta") or {})
@@ -540,7 +539,7 @@ class ScimService:
         # on the other endpoint or by another client is refused like a forged one.
         binding = CursorBinding(
             resource_type,
-            repr(query.filter) if query.filter is not None else "",
+            repr(query.filter),
             request.principal,
         )
         after = codec.open(window.cursor, query.count, binding) if window.cursor else None
@@ -882,7 +881,7 @@ def _listing_or_one(items: Sequence[dict[str, Any]], ident: str, kind: str) -> S
         "totalResults": len(items),
         "startIndex": 1,
         "itemsPerPage": len(items),
-        "Resources": copy.deepcopy(list(items)),
+        "Resources": list(items),
     }
     return ScimResponse(200, body, {"Content-Type": SCIM_MEDIA_TYPE})
 
