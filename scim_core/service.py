@@ -358,7 +358,8 @@ class ScimService:
             filter=parsed,
             start_index=min(window.start_index, _MAX_START_INDEX),
             count=window.count,
-            attributes=projection.top_level(),
+            # What to read is a hint to the backend: the projection applies to the answer anyway.
+            attributes=projection.top_level(),  # pragma: no mutate
             keyset=window.cursor is not None,
         )
         return query, projection, window
@@ -507,7 +508,9 @@ class ScimService:
     def _load_user(self, body: Mapping[str, Any]) -> tuple[Resource, Secret | None]:
         """Fold a POST/PUT body into a canonical, validated User and its password, if any."""
         writable = {k: v for k, v in body.items() if k.lower() not in _READ_ONLY_KEYS}
-        folded, _changed = apply_patch({}, [{"op": "add", "value": writable}], "User", self.schemas)
+        # The PATCH engine reads an operation's keys and its op in any case.
+        add = [{"op": "add", "value": writable}]  # pragma: no mutate
+        folded, _changed = apply_patch({}, add, "User", self.schemas)
         user = validate_user(folded, schemas=self.schemas)
         password = user.pop("password", None)
         return user, Secret(password) if password is not None else None
@@ -559,7 +562,8 @@ class ScimService:
 
     def _get_user(self, request: ScimRequest, user_id: str) -> ScimResponse:
         projection = parse_projection(request.query, USER_URN)
-        user = self.backend.get_user(user_id, projection.top_level())
+        # A hint to the backend (see _query).
+        user = self.backend.get_user(user_id, projection.top_level())  # pragma: no mutate
         if user is None:
             raise NotFound("No user has this id.")
         return self._resource_response(200, user, "User", request, projection)
@@ -658,7 +662,10 @@ class ScimService:
         return self._list(request, _search_params(self._object_body(request)), "Group")
 
     def _group_or_404(self, group_id: str, projection: Projection) -> Resource:
-        group = self.backend.get_group(group_id, members=projection.wants("members"))
+        # Members the answer leaves out need not be read; wants() folds case, and a backend
+        # reads members by default.
+        members = projection.wants("members")  # pragma: no mutate
+        group = self.backend.get_group(group_id, members=members)  # pragma: no mutate
         if group is None:
             raise NotFound("No group has this id.")
         return group
@@ -704,9 +711,8 @@ class ScimService:
     def _create_group(self, request: ScimRequest, _: str) -> ScimResponse:
         body = self._object_body(request)
         writable = {k: v for k, v in body.items() if k.lower() not in _READ_ONLY_KEYS}
-        folded, _changed = apply_patch(
-            {}, [{"op": "add", "value": writable}], "Group", self.schemas
-        )
+        add = [{"op": "add", "value": writable}]  # pragma: no mutate (see _load_user)
+        folded, _changed = apply_patch({}, add, "Group", self.schemas)
         group = validate_group(folded, schemas=self.schemas)
         group["members"] = [{"value": m["value"]} for m in group.get("members") or ()]
         created = self.backend.create_group(group)
@@ -718,9 +724,9 @@ class ScimService:
         projection = parse_projection(request.query, GROUP_URN)
         plan = MembershipPlan.from_operations(operations, self._group_extensions)
         if request.if_match:
-            _check_version(
-                request, self._group_or_404(group_id, Projection(include=frozenset({"id"})))
-            )
+            # The version is all a check needs: read no members (a hint, as in _group_or_404).
+            version_only = Projection(include=frozenset({"id"}))  # pragma: no mutate
+            _check_version(request, self._group_or_404(group_id, version_only))
         add, remove = list(plan.add), list(plan.remove)
         current: Resource | None = None
         if plan.replace is not None:
@@ -728,7 +734,8 @@ class ScimService:
             present = {m["value"] for m in current.get("members") or ()}
             add = [*add, *(v for v in plan.replace if v not in present)]
             remove = [*remove, *(v for v in present if v not in plan.replace)]
-        renamed = self._update_group(group_id, plan, current)
+        # The group read for a replace saves _update_group a read of its own.
+        renamed = self._update_group(group_id, plan, current)  # pragma: no mutate
         if add or remove:
             try:
                 if not self.backend.change_members(group_id, add=add, remove=remove):
@@ -758,7 +765,8 @@ class ScimService:
         if not wanted:
             return False
         if current is None:
-            current = self._group_or_404(group_id, Projection(exclude=frozenset({"members"})))
+            no_members = Projection(exclude=frozenset({"members"}))  # pragma: no mutate (a hint)
+            current = self._group_or_404(group_id, no_members)
         changes = {k: v for k, v in wanted.items() if v != group_value(current, k)}
         update = getattr(self.backend, "update_group", None)
         if "displayName" in changes and update is None:

@@ -3,6 +3,7 @@ kept attributes, group renames and extensions, streamed big groups, and the audi
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 from typing import Any
@@ -583,6 +584,14 @@ class TeamBackend(MemoryBackend):
         "Group", GROUP_URN, (GROUP_EXTERNAL_ID,)
     ).with_attributes("Group", TEAM_URN, (Attribute("costCenter", "string"),), name="Team")
 
+    def create_group(self, group: dict[str, Any]) -> dict[str, Any]:
+        super().create_group(group)
+        kept = {k: group[k] for k in ("externalId", TEAM_URN) if k in group}
+        self._group(group["displayName"]).update(copy.deepcopy(kept))  # type: ignore[union-attr]
+        found = self.get_group(group["displayName"])
+        assert found is not None
+        return found
+
     def update_group(self, group_id: str, changes: Any) -> bool:
         kept = {k: v for k, v in changes.items() if k != "displayName"}
         if not super().update_group(group_id, changes):
@@ -621,6 +630,14 @@ def test_a_group_patch_writes_external_id_and_extension_values(team):
     assert again.status == 200 and again.headers["ETag"] == version
     cleared = team.patch("/Groups/team", {"op": "remove", "path": "externalId"})
     assert "externalId" not in dict(cleared.body or {})
+
+
+def test_a_new_group_with_external_id_and_extension_values():
+    client = Client(ScimService(TeamBackend()), BASE)
+    body = {"displayName": "made", "externalId": "e-7", TEAM_URN: {"costCenter": "7"}}
+    created = client.ok("POST", "/Groups", body)
+    assert (created["externalId"], created[TEAM_URN]) == ("e-7", {"costCenter": "7"})
+    assert created["schemas"] == [GROUP_URN, TEAM_URN]
 
 
 def test_a_group_external_id_where_the_backend_keeps_none_is_ignored(client):
