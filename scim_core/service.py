@@ -207,9 +207,10 @@ class ScimService:
 
     def _kept_on_replace(self, current: Resource, desired: Resource) -> Resource:
         """``desired`` (a PUT's resource) with what RFC 7644 §3.5.1 keeps: a readOnly value
-        as the service holds it, a writeOnly or immutable one the client left out as it was
-        (a client cannot read the one, and must not clear the other); an immutable one the
-        client sends must equal the value held.
+        as the service holds it (``desired`` has none: loading the body drops them), a
+        writeOnly or immutable one the client left out as it was (a client cannot read the
+        one, and must not clear the other); an immutable one the client sends must equal the
+        value held.
 
         :raises Mutability: an immutable attribute sent with another value than it holds.
         """
@@ -221,7 +222,7 @@ class ScimService:
             changed = sent is not None and sent != held and held not in (None, "", [])
             if mutability == "immutable" and changed:
                 raise Mutability(f"The attribute '{name}' is immutable.")
-            if mutability == "readOnly" or sent is None:
+            if sent is None:
                 if held is None:
                     holder.pop(name, None)
                 else:

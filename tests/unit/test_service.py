@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import json
 import logging
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -640,10 +641,13 @@ def test_a_new_group_with_external_id_and_extension_values():
     assert created["schemas"] == [GROUP_URN, TEAM_URN]
 
 
-def test_a_group_external_id_where_the_backend_keeps_none_is_ignored(client):
+def test_a_group_external_id_where_the_backend_keeps_none_is_ignored(client, caplog):
+    caplog.set_level(logging.INFO, "scim.audit")
     client.ok("POST", "/Groups", {"displayName": "plain"})
+    caplog.clear()
     answer = client.patch("/Groups/plain", {"op": "replace", "path": "externalId", "value": "x"})
     assert answer.status == 200 and "externalId" not in dict(answer.body or {})
+    assert audit_records(caplog) == []  # nothing changed
 
 
 def test_a_group_rename(client, caplog):
@@ -983,3 +987,39 @@ def test_a_new_group_reaches_the_backend_with_bare_member_ids():
     assert [m["value"] for m in dict(created.body or {})["members"]] == [uid]
     empty = client.call("POST", "/Groups", {"displayName": "empty"})
     assert empty.status == 201 and dict(empty.body or {})["members"] == []
+
+
+class NoAccountState(MemoryBackend):
+    """A directory that keeps no account state: its users have no ``active``."""
+
+    def get_user(self, user_id: str, attributes: frozenset[str] | None = None) -> Any:
+        user = super().get_user(user_id, attributes)
+        if user is not None:
+            user.pop("active", None)
+        return user
+
+
+def test_a_put_without_active_where_none_is_kept_leaves_the_user_active():
+    client = Client(ScimService(NoAccountState()), BASE)
+    created = client.ok("POST", "/Users", user_body("stateless"))
+    replaced = client.ok("PUT", f"/Users/{created['id']}", user_body("stateless", title="T"))
+    assert replaced["active"] is True and replaced["title"] == "T"
+
+
+class AlwaysMore(MemoryBackend):
+    """A backend that names a next position on every page, even one of no resources."""
+
+    def find_users(self, query: Any) -> Any:
+        page = super().find_users(query)
+        return replace(page, next_position=page.next_position or "~")
+
+
+def test_a_cursor_page_of_no_resources_has_no_next_cursor():
+    config = ServiceConfig(cursor_secret=Secret("n" * 40))
+    client = Client(ScimService(AlwaysMore(), config), BASE)
+    client.ok("POST", "/Users", user_body("only"))
+    empty = client.ok("GET", "/Users", query={"cursor": "", "count": "0"})
+    assert (empty["totalResults"], empty["itemsPerPage"], empty["Resources"]) == (1, 0, [])
+    assert "nextCursor" not in empty
+    one = client.ok("GET", "/Users", query={"cursor": "", "count": "1"})
+    assert one["itemsPerPage"] == 1 and one["nextCursor"]
