@@ -999,6 +999,13 @@ def test_a_group_id_with_a_slash_has_its_own_location(client):
     assert client.ok("GET", "/Groups/a/b")["meta"]["location"] == f"{BASE}/Groups/a%2Fb"
 
 
+def test_reads_answer_200(client):
+    created = client.ok("POST", "/Users", user_body("reader"))
+    client.ok("POST", "/Groups", {"displayName": "readers"})
+    for path in (f"/Users/{created['id']}", "/Groups/readers", "/Users", "/Groups"):
+        assert client.call("GET", path).status == 200, path
+
+
 def test_a_list_answer_is_scim_json(client):
     answer = client.call("GET", "/Users")
     assert answer.headers == {"Content-Type": SCIM_JSON}
