@@ -79,7 +79,6 @@ _ACCEPTED_MEDIA_TYPES = frozenset({SCIM_MEDIA_TYPE, "application/json"})
 _MAX_JSON_DEPTH = 32
 #: RFC 4511 maxInt: the largest offset a VLV request (and most directories) can carry.
 _MAX_START_INDEX = 2**31 - 1
-_READ_ONLY_KEYS = frozenset({"id", "meta", "schemas", "groups"})
 _UPDATE_ATTEMPTS = 3
 
 audit_log = logging.getLogger("scim.audit")
@@ -502,9 +501,9 @@ class ScimService:
 
     def _load_user(self, body: Mapping[str, Any]) -> tuple[Resource, Secret | None]:
         """Fold a POST/PUT body into a canonical, validated User and its password, if any."""
-        writable = {k: v for k, v in body.items() if k.lower() not in _READ_ONLY_KEYS}
-        # The PATCH engine reads an operation's keys and its op in any case.
-        add = [{"op": "add", "value": writable}]  # pragma: no mutate
+        # The PATCH engine reads an operation's keys and its op in any case, and leaves out
+        # what a client cannot write (id, meta, schemas, groups).
+        add = [{"op": "add", "value": dict(body)}]  # pragma: no mutate
         folded, _changed = apply_patch({}, add, "User", self.schemas)
         user = validate_user(folded, schemas=self.schemas)
         password = user.pop("password", None)
@@ -705,8 +704,7 @@ class ScimService:
 
     def _create_group(self, request: ScimRequest, _: str) -> ScimResponse:
         body = self._object_body(request)
-        writable = {k: v for k, v in body.items() if k.lower() not in _READ_ONLY_KEYS}
-        add = [{"op": "add", "value": writable}]  # pragma: no mutate (see _load_user)
+        add = [{"op": "add", "value": body}]  # pragma: no mutate (see _load_user)
         folded, _changed = apply_patch({}, add, "Group", self.schemas)
         group = validate_group(folded, schemas=self.schemas)
         group["members"] = [{"value": m["value"]} for m in group.get("members") or ()]

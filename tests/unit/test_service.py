@@ -1064,3 +1064,13 @@ def test_a_cursor_page_of_no_resources_has_no_next_cursor():
     assert "nextCursor" not in empty
     one = client.ok("GET", "/Users", query={"cursor": "", "count": "1"})
     assert one["itemsPerPage"] == 1 and one["nextCursor"]
+
+
+def test_what_a_client_cannot_write_is_left_out_of_a_new_resource(client):
+    forged = {"ID": "forged", "Meta": {"version": 'W/"99"'}, "groups": [{"value": "g"}]}
+    made = client.ok("POST", "/Users", user_body("honest", **forged))
+    assert made["id"] != "forged" and made["meta"]["version"] != 'W/"99"' and "groups" not in made
+    replaced = client.ok("PUT", f"/Users/{made['id']}", user_body("honest", **forged))
+    assert replaced["id"] == made["id"] and replaced["meta"]["version"] == made["meta"]["version"]
+    group = client.ok("POST", "/Groups", {"displayName": "honest", **forged})
+    assert group["id"] == "honest" and group["meta"]["version"] != 'W/"99"'
