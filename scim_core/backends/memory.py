@@ -67,7 +67,7 @@ class MemoryBackend:
         matches = [r for r in items if query.filter is None or evaluate(query.filter, r)]
         if query.keyset:
             return self._keyset_page(matches, query)
-        matches.sort(key=lambda r: str(r.get(key, "")).casefold())
+        matches.sort(key=lambda r: str(r[key]).casefold())
         start = query.start_index - 1
         window = matches[start : start + query.count]
         return Page(len(matches), [copy.deepcopy(r) for r in window])
@@ -96,8 +96,7 @@ class MemoryBackend:
     def get_user(self, user_id: str, attributes: frozenset[str] | None = None) -> Resource | None:
         """The user with this id, or ``None``."""
         with self._lock:
-            user = self._users.get(user_id)
-            return copy.deepcopy(user) if user else None
+            return copy.deepcopy(self._users.get(user_id))
 
     def find_users(self, query: Query) -> Page:
         """Users matching ``query``, ordered by userName."""
@@ -124,8 +123,8 @@ class MemoryBackend:
     ) -> Resource:
         """Replace the stored user with ``desired``; 409 if the new userName is taken."""
         with self._lock:
-            stored_version = self._users.get(user_id, {}).get("meta", {}).get("version")
-            if stored_version != current.get("meta", {}).get("version"):
+            held = self._users.get(user_id)
+            if held is None or held["meta"]["version"] != current["meta"]["version"]:
                 raise VersionConflict(f"User {user_id} changed concurrently.")
             other = self._user_by_name(desired["userName"])
             if other is not None and other["id"] != user_id:
@@ -133,7 +132,7 @@ class MemoryBackend:
             self._check_manager(desired)
             stored = copy.deepcopy(desired)
             stored["id"] = user_id
-            stored["meta"] = copy.deepcopy(self._users[user_id]["meta"])
+            stored["meta"] = dict(held["meta"])
             self._stamp(stored)
             self._users[user_id] = stored
             if password is not None:
@@ -170,7 +169,7 @@ class MemoryBackend:
     def _members(self, group: Resource, members: bool) -> Resource:
         result = copy.deepcopy(group)
         if not members:
-            result.pop("members", None)
+            del result["members"]
             return result
         result["members"] = [
             {"value": m["value"], "display": self._users[m["value"]]["userName"], "type": "User"}

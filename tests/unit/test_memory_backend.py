@@ -64,9 +64,14 @@ def test_what_the_backend_returns_is_a_copy(backend):
     assert walked["name"]["givenName"] == "Copy"
     walked["name"]["givenName"] = "changed"
     assert backend.get_user(created["id"])["name"]["givenName"] == "Copy"  # type: ignore[index]
-    updated = backend.update_user(created["id"], fetched, user("copy", title="T"), None)
-    updated["title"] = "changed"
-    assert backend.get_user(created["id"])["title"] == "T"  # type: ignore[index]
+    desired = user("copy", title="T")
+    updated = backend.update_user(created["id"], fetched, desired, None)
+    updated["name"]["givenName"] = "changed"
+    updated["meta"]["version"] = "changed"
+    desired["name"]["givenName"] = "changed"
+    again = backend.get_user(created["id"])
+    assert again is not None and again["name"]["givenName"] == "Copy"
+    assert again["meta"]["version"] == 'W/"2"' and again["title"] == "T"
     sent = user("sent")
     made = backend.create_user(sent, None)
     sent["name"]["givenName"] = "changed"

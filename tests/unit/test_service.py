@@ -20,7 +20,7 @@ from scim_core.members import MemberList
 from scim_core.schemas.attributes import GROUP_EXTERNAL_ID, Attribute
 from scim_core.secret import Secret
 from scim_core.testing.contract import Client, user_body
-from scim_core.urns import GROUP_URN, LIST_RESPONSE_URN, PATCH_OP_URN, USER_URN
+from scim_core.urns import ENTERPRISE_URN, GROUP_URN, LIST_RESPONSE_URN, PATCH_OP_URN, USER_URN
 
 BASE = "https://scim.test/v2"
 SCIM_JSON = "application/scim+json"
@@ -473,6 +473,8 @@ def test_passwords_sent_by_post_put_and_patch_are_set(service, client):
     same = client.call("PUT", f"/Users/{uid}", user_body("pw", password="second-Secret2"))
     assert same.status == 200 and same.headers["ETag"] != created["meta"]["version"]
     assert backend.check_password(uid, "second-Secret2")
+    retitled = client.patch(f"/Users/{uid}", {"op": "replace", "path": "title", "value": "T"})
+    assert retitled.status == 200 and backend.check_password(uid, "second-Secret2")
     patched = client.patch(
         f"/Users/{uid}", {"op": "replace", "path": "password", "value": "third-Secret3"}
     )
@@ -551,8 +553,10 @@ def test_if_match_on_user_writes(client):
     assert client.patch(f"/Users/{uid}", op, if_match=stale).status == 412
     assert client.call("PUT", f"/Users/{uid}", user_body("versioned"), if_match=stale).status == 412
     assert client.call("DELETE", f"/Users/{uid}", if_match=stale).status == 412
-    listed = f'W/"other", {version}'
-    patched = client.patch(f"/Users/{uid}", op, if_match=listed)
+    assert client.patch(f"/Users/{uid}", op, if_match=f'{version}, W/"other"').status == 200
+    version = client.ok("GET", f"/Users/{uid}")["meta"]["version"]
+    op = {"op": "replace", "path": "title", "value": "U"}
+    patched = client.patch(f"/Users/{uid}", op, if_match=f'W/"other",{version}')
     assert patched.status == 200
     assert client.call("DELETE", f"/Users/{uid}", if_match="*").status == 204
     assert client.call("DELETE", f"/Users/{uid}", if_match="*").status == 404
@@ -959,6 +963,8 @@ def test_each_change_made_is_audited_once(service, caplog):
         ),
         ("DELETE", "/Groups/a/b", None, record("delete", "Group", "a/b", 501)),
         ("DELETE", "/Users/missing", None, record("delete", "User", "missing", 404)),
+        ("DELETE", "/Users/X", None, record("delete", "User", "X", 404)),
+        ("PUT", "/Users/.search", {}, None),
         ("POST", "/Users/.search", [], None),
         ("POST", "/Users/someone", user_body("x"), None),
         ("PUT", "/Users", user_body("x"), None),
@@ -1074,3 +1080,13 @@ def test_what_a_client_cannot_write_is_left_out_of_a_new_resource(client):
     assert replaced["id"] == made["id"] and replaced["meta"]["version"] == made["meta"]["version"]
     group = client.ok("POST", "/Groups", {"displayName": "honest", **forged})
     assert group["id"] == "honest" and group["meta"]["version"] != 'W/"99"'
+
+
+def test_a_manager_is_rendered_with_its_reference(client):
+    boss = client.ok("POST", "/Users", user_body("the-boss"))["id"]
+    worker = client.ok(
+        "POST", "/Users", user_body("worker", **{ENTERPRISE_URN: {"manager": {"value": boss}}})
+    )
+    assert worker[ENTERPRISE_URN]["manager"] == {"value": boss, "$ref": f"{BASE}/Users/{boss}"}
+    fetched = client.ok("GET", f"/Users/{worker['id']}")
+    assert fetched[ENTERPRISE_URN] == worker[ENTERPRISE_URN]
