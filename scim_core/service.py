@@ -537,7 +537,7 @@ class ScimService:
         # on the other endpoint or by another client is refused like a forged one.
         binding = CursorBinding(
             resource_type,
-            repr(query.filter),
+            repr(query.filter) if query.filter is not None else "",
             request.principal,
         )
         after = codec.open(window.cursor, query.count, binding) if window.cursor else None

@@ -14,8 +14,9 @@ import pytest
 from scim_core import ScimRequest, ScimResponse, ScimService, __version__, discovery
 from scim_core.backends.memory import MemoryBackend
 from scim_core.config import ServiceConfig
+from scim_core.cursor import CursorBinding, CursorCodec
 from scim_core.errors import Uniqueness
-from scim_core.filter import DEFAULT_POLICY
+from scim_core.filter import DEFAULT_POLICY, parse_filter
 from scim_core.members import MemberList
 from scim_core.schemas.attributes import GROUP_EXTERNAL_ID, Attribute
 from scim_core.secret import Secret
@@ -233,6 +234,17 @@ def test_a_cursor_walks_one_at_a_time_and_belongs_to_its_query():
         service, "/Users", "me", cursor=dict(unfiltered.body or {})["nextCursor"], count="2"
     )
     assert more.status == 200 and [u["userName"] for u in dict(more.body or {})["Resources"]]
+
+
+def test_a_cursor_another_instance_sealed_for_the_same_walk_is_taken():
+    secret = Secret("k" * 40)
+    client = Client(ScimService(MemoryBackend(), ServiceConfig(cursor_secret=secret)), BASE)
+    ids = sorted(client.ok("POST", "/Users", user_body(f"i{n}"))["id"] for n in range(3))
+    for text, binding in [("", ""), ("active eq true", repr(parse_filter("active eq true")))]:
+        sealed = CursorCodec(secret, 60).seal(ids[0], 1, CursorBinding("User", binding, "contract"))
+        query = {"cursor": sealed, "count": "1", **({"filter": text} if text else {})}
+        page = client.ok("GET", "/Users", query=query)
+        assert [u["id"] for u in page["Resources"]] == [ids[1]]
 
 
 def test_a_cursor_where_none_is_offered_is_refused(client):
