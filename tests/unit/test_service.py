@@ -20,6 +20,7 @@ from scim_core.filter import DEFAULT_POLICY, parse_filter
 from scim_core.members import MemberList
 from scim_core.schemas.attributes import GROUP_EXTERNAL_ID, Attribute
 from scim_core.secret import Secret
+from scim_core.service import DRY_RUN_HEADER
 from scim_core.testing.contract import Client, user_body
 from scim_core.urns import ENTERPRISE_URN, GROUP_URN, LIST_RESPONSE_URN, PATCH_OP_URN, USER_URN
 
@@ -1102,3 +1103,119 @@ def test_a_manager_is_rendered_with_its_reference(client):
     assert worker[ENTERPRISE_URN]["manager"] == {"value": boss, "$ref": f"{BASE}/Users/{boss}"}
     fetched = client.ok("GET", f"/Users/{worker['id']}")
     assert fetched[ENTERPRISE_URN] == worker[ENTERPRISE_URN]
+
+
+# ---------------------------------------------------------------------- request bodies
+
+
+def raw(method: str, path: str, body: bytes, content_type: str | None = SCIM_JSON) -> ScimRequest:
+    return ScimRequest(method, path, body=body, content_type=content_type, base_url=BASE)
+
+
+def nested(depth: int) -> Any:
+    value: Any = "leaf"
+    for level in range(depth):
+        value = [value] if level % 2 else {"k": value}
+    return value
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type", "status", "scim_type"),
+    [
+        (b"x" * 101, SCIM_JSON, 413, None),
+        (b"{}", "text/plain", 415, None),
+        (b"  ", SCIM_JSON, 400, "invalidSyntax"),
+        (b"{", SCIM_JSON, 400, "invalidSyntax"),
+        (b'{"userName": "\xff"}', SCIM_JSON, 400, "invalidSyntax"),
+        (b'{"userName": "a\\u0000b"}', SCIM_JSON, 400, "invalidValue"),
+        (b'{"a\\u0000": "b"}', SCIM_JSON, 400, "invalidValue"),
+        (b'{"userName": "\\ud800"}', SCIM_JSON, 400, "invalidSyntax"),
+        (b'["\\u0000"]', None, 400, "invalidValue"),
+        (b"[" * 40 + b"]" * 40, "application/json; charset=utf-8", 400, "invalidSyntax"),
+    ],
+)
+def test_a_body_no_directory_could_take_is_refused(body, content_type, status, scim_type):
+    service = ScimService(MemoryBackend(), ServiceConfig(max_body_bytes=100))
+    answer = service.handle(raw("POST", "/Users", body, content_type))
+    assert answer.status == status, answer.body
+    assert dict(answer.body or {}).get("scimType") == scim_type
+
+
+def test_json_nested_to_the_limit_is_read_and_one_deeper_is_not(client):
+    for depth, status in [(31, 201), (32, 400)]:
+        body = user_body(f"deep{depth}", x=nested(depth))
+        answer = client.service.handle(raw("POST", "/Users", json.dumps(body).encode()))
+        assert answer.status == status, (depth, answer.body)
+    deepest = json.dumps({"userName": "deeper", "x": "[" * 5000 + "]" * 5000}).replace('"[', "[")
+    answer = client.service.handle(raw("POST", "/Users", deepest.replace(']"', "]").encode()))
+    assert answer.status == 400 and dict(answer.body or {})["scimType"] == "invalidSyntax"
+
+
+# ---------------------------------------------------------------------- routing
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "status"),
+    [
+        ("GET", "/", 404),
+        ("GET", "/Nothing", 404),
+        ("POST", "/.search", 501),
+        ("POST", "/.SEARCH", 404),
+        ("DELETE", "/Users", 405),
+        ("PUT", "/Groups/g", 501),
+        ("GET", "/Groups/.", 404),
+        ("GET", "/users/.search", 405),
+    ],
+)
+def test_routes(service, method, path, status):
+    answer = service.handle(request(method, path))
+    assert answer.status == status, answer.body
+    if status == 405:
+        assert answer.headers["Allow"] in ("GET, POST", "POST")
+
+
+# ---------------------------------------------------------------------- dry runs
+
+
+class PlanningBackend(MemoryBackend):
+    """A backend that plans its writes (``dry_run``) inside one scope per request."""
+
+    dry_run = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scopes = 0
+
+    def plan_scope(self) -> Any:
+        backend = self
+
+        class Scope:
+            def __enter__(self) -> None:
+                backend.scopes += 1
+
+            def __exit__(self, *exc: object) -> None:
+                return None
+
+        return Scope()
+
+
+def test_a_dry_run_marks_every_write_and_audits_it(caplog):
+    caplog.set_level(logging.INFO, "scim.audit")
+    backend = PlanningBackend()
+    service = ScimService(backend)
+    created = service.handle(request("POST", "/Users", user_body("planned")))
+    assert created.status == 201 and created.headers[DRY_RUN_HEADER] == "true"
+    refused = service.handle(request("POST", "/Users", {"userName": ""}))
+    assert refused.status == 400 and refused.headers[DRY_RUN_HEADER] == "true"
+    for read in (request("GET", "/Users"), request("POST", "/Users/.search", {})):
+        answer = service.handle(read)
+        assert answer.status == 200 and DRY_RUN_HEADER not in answer.headers
+    assert backend.scopes == 4
+    first, second = audit_records(caplog)
+    assert first["dryRun"] is True and second["dryRun"] is True
+    assert [r.getMessage() for r in caplog.records if r.name == "scim.audit"] == [
+        f"create User {first['id']} 201",
+        "create User - 400",
+    ]
+    plain = ScimService(MemoryBackend()).handle(request("POST", "/Users", user_body("real")))
+    assert DRY_RUN_HEADER not in plain.headers
