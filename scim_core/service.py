@@ -7,7 +7,6 @@ HTTP frameworks or LDAP.
 
 from __future__ import annotations
 
-import copy
 import functools
 import json
 import logging
@@ -80,7 +79,6 @@ _ACCEPTED_MEDIA_TYPES = frozenset({SCIM_MEDIA_TYPE, "application/json"})
 _MAX_JSON_DEPTH = 32
 #: RFC 4511 maxInt: the largest offset a VLV request (and most directories) can carry.
 _MAX_START_INDEX = 2**31 - 1
-_READ_ONLY_KEYS = frozenset({"id", "meta", "schemas", "groups"})
 _UPDATE_ATTEMPTS = 3
 
 audit_log = logging.getLogger("scim.audit")
@@ -208,9 +206,10 @@ class ScimService:
 
     def _kept_on_replace(self, current: Resource, desired: Resource) -> Resource:
         """``desired`` (a PUT's resource) with what RFC 7644 §3.5.1 keeps: a readOnly value
-        as the service holds it, a writeOnly or immutable one the client left out as it was
-        (a client cannot read the one, and must not clear the other); an immutable one the
-        client sends must equal the value held.
+        as the service holds it (``desired`` has none: loading the body drops them), a
+        writeOnly or immutable one the client left out as it was (a client cannot read the
+        one, and must not clear the other); an immutable one the client sends must equal the
+        value held.
 
         :raises Mutability: an immutable attribute sent with another value than it holds.
         """
@@ -222,16 +221,10 @@ class ScimService:
             changed = sent is not None and sent != held and held not in (None, "", [])
             if mutability == "immutable" and changed:
                 raise Mutability(f"The attribute '{name}' is immutable.")
-            if mutability == "readOnly" or sent is None:
-                if held is None:
-                    holder.pop(name, None)
-                else:
-                    holder[name] = held
-            if urn is not None:
-                if holder:
-                    replaced[urn] = holder
-                else:
-                    replaced.pop(urn, None)
+            if sent is None and held is not None:
+                holder[name] = held
+            if urn is not None and holder:
+                replaced[urn] = holder
         return replaced
 
     @functools.cached_property
@@ -359,7 +352,8 @@ class ScimService:
             filter=parsed,
             start_index=min(window.start_index, _MAX_START_INDEX),
             count=window.count,
-            attributes=projection.top_level(),
+            # What to read is a hint to the backend: the projection applies to the answer anyway.
+            attributes=projection.top_level(),  # pragma: no mutate
             keyset=window.cursor is not None,
         )
         return query, projection, window
@@ -404,12 +398,13 @@ class ScimService:
         urns = [schema.id for schema in self.schemas.get(resource_type)]
         rendered: dict[str, Any] = {"schemas": [urns[0]]}
         asked = projection.include if projection is not None else frozenset()
-        unreturned = self.schemas.unreturned.get(resource_type, ())
+        unreturned = self.schemas.unreturned[resource_type]
         rendered.update(without_unreturned(resource, unreturned, asked))
         rendered["schemas"] += [urn for urn in urns[1:] if rendered.get(urn)]
         meta = dict(resource.get("meta") or {})
         meta["resourceType"] = resource_type
-        meta["location"] = f"{request.base_url}/{endpoint}/{quote(str(resource['id']), safe='')}"
+        ident = quote(str(resource["id"]), safe="")  # pragma: no mutate (letters never quoted)
+        meta["location"] = f"{request.base_url}/{endpoint}/{ident}"
         rendered["meta"] = meta
         if resource_type == "Group":
             for member in rendered.get("members") or ():
@@ -433,7 +428,7 @@ class ScimService:
     ) -> ScimResponse:
         body = self._render(resource, resource_type, request, projection)
         headers = {"Content-Type": SCIM_MEDIA_TYPE}
-        version = resource.get("meta", {}).get("version")
+        version = (resource.get("meta") or {}).get("version")
         if version:
             headers["ETag"] = version
         if status == 201:
@@ -507,8 +502,10 @@ class ScimService:
 
     def _load_user(self, body: Mapping[str, Any]) -> tuple[Resource, Secret | None]:
         """Fold a POST/PUT body into a canonical, validated User and its password, if any."""
-        writable = {k: v for k, v in body.items() if k.lower() not in _READ_ONLY_KEYS}
-        folded, _changed = apply_patch({}, [{"op": "add", "value": writable}], "User", self.schemas)
+        # The PATCH engine reads an operation's keys and its op in any case, and leaves out
+        # what a client cannot write (id, meta, schemas, groups).
+        add = [{"op": "add", "value": dict(body)}]  # pragma: no mutate
+        folded, _changed = apply_patch({}, add, "User", self.schemas)
         user = validate_user(folded, schemas=self.schemas)
         password = user.pop("password", None)
         return user, Secret(password) if password is not None else None
@@ -560,7 +557,8 @@ class ScimService:
 
     def _get_user(self, request: ScimRequest, user_id: str) -> ScimResponse:
         projection = parse_projection(request.query, USER_URN)
-        user = self.backend.get_user(user_id, projection.top_level())
+        # A hint to the backend (see _query).
+        user = self.backend.get_user(user_id, projection.top_level())  # pragma: no mutate
         if user is None:
             raise NotFound("No user has this id.")
         return self._resource_response(200, user, "User", request, projection)
@@ -600,9 +598,7 @@ class ScimService:
             touched = {
                 k for k in patched.keys() | current.keys() if patched.get(k) != current.get(k)
             }
-            desired = validate_user(
-                patched, before=current, schemas=self.schemas, changed=touched - {"meta"}
-            )
+            desired = validate_user(patched, before=current, schemas=self.schemas, changed=touched)
             password = desired.pop("password", None)
             if password is None and all(desired.get(k) == current.get(k) for k in touched):
                 return None  # the same once checked (a userName sent with spaces around it)
@@ -659,7 +655,10 @@ class ScimService:
         return self._list(request, _search_params(self._object_body(request)), "Group")
 
     def _group_or_404(self, group_id: str, projection: Projection) -> Resource:
-        group = self.backend.get_group(group_id, members=projection.wants("members"))
+        # Members the answer leaves out need not be read; wants() folds case, and a backend
+        # reads members by default.
+        members = projection.wants("members")  # pragma: no mutate
+        group = self.backend.get_group(group_id, members=members)  # pragma: no mutate
         if group is None:
             raise NotFound("No group has this id.")
         return group
@@ -704,10 +703,8 @@ class ScimService:
 
     def _create_group(self, request: ScimRequest, _: str) -> ScimResponse:
         body = self._object_body(request)
-        writable = {k: v for k, v in body.items() if k.lower() not in _READ_ONLY_KEYS}
-        folded, _changed = apply_patch(
-            {}, [{"op": "add", "value": writable}], "Group", self.schemas
-        )
+        add = [{"op": "add", "value": body}]  # pragma: no mutate (see _load_user)
+        folded, _changed = apply_patch({}, add, "Group", self.schemas)
         group = validate_group(folded, schemas=self.schemas)
         group["members"] = [{"value": m["value"]} for m in group.get("members") or ()]
         created = self.backend.create_group(group)
@@ -719,9 +716,9 @@ class ScimService:
         projection = parse_projection(request.query, GROUP_URN)
         plan = MembershipPlan.from_operations(operations, self._group_extensions)
         if request.if_match:
-            _check_version(
-                request, self._group_or_404(group_id, Projection(include=frozenset({"id"})))
-            )
+            # The version is all a check needs: read no members (a hint, as in _group_or_404).
+            version_only = Projection(include=frozenset({"id"}))  # pragma: no mutate
+            _check_version(request, self._group_or_404(group_id, version_only))
         add, remove = list(plan.add), list(plan.remove)
         current: Resource | None = None
         if plan.replace is not None:
@@ -729,7 +726,8 @@ class ScimService:
             present = {m["value"] for m in current.get("members") or ()}
             add = [*add, *(v for v in plan.replace if v not in present)]
             remove = [*remove, *(v for v in present if v not in plan.replace)]
-        renamed = self._update_group(group_id, plan, current)
+        # The group read for a replace saves _update_group a read of its own.
+        renamed = self._update_group(group_id, plan, current)  # pragma: no mutate
         if add or remove:
             try:
                 if not self.backend.change_members(group_id, add=add, remove=remove):
@@ -752,14 +750,16 @@ class ScimService:
             if problem is not None:
                 raise InvalidValue(f"displayName: {problem}")
             wanted["displayName"] = plan.display_name
-        external = self.schemas.get("Group")[0].attribute("externalId")
+        # attribute() finds a name in any case.
+        external = self.schemas.get("Group")[0].attribute("externalId")  # pragma: no mutate
         if plan.external_id_sent and external and external.mutability == "readWrite":
             wanted["externalId"] = plan.external_id
         wanted.update(plan.extensions)
         if not wanted:
             return False
         if current is None:
-            current = self._group_or_404(group_id, Projection(exclude=frozenset({"members"})))
+            no_members = Projection(exclude=frozenset({"members"}))  # pragma: no mutate (a hint)
+            current = self._group_or_404(group_id, no_members)
         changes = {k: v for k, v in wanted.items() if v != group_value(current, k)}
         update = getattr(self.backend, "update_group", None)
         if "displayName" in changes and update is None:
@@ -850,7 +850,7 @@ def _check_version(request: ScimRequest, resource: Mapping[str, Any]) -> None:
     if not request.if_match:
         return
     wanted = {tag.strip() for tag in request.if_match.split(",")}
-    version = resource.get("meta", {}).get("version")
+    version = (resource.get("meta") or {}).get("version")
     if "*" in wanted or version in wanted:
         return
     raise PreconditionFailed("The resource has changed since the version in If-Match.")
@@ -882,7 +882,7 @@ def _listing_or_one(items: Sequence[dict[str, Any]], ident: str, kind: str) -> S
         "totalResults": len(items),
         "startIndex": 1,
         "itemsPerPage": len(items),
-        "Resources": copy.deepcopy(list(items)),
+        "Resources": list(items),
     }
     return ScimResponse(200, body, {"Content-Type": SCIM_MEDIA_TYPE})
 

@@ -44,13 +44,13 @@ class MemoryBackend:
 
     # ----------------------------------------------------------------- helpers
 
-    def _stamp(self, resource: Resource, created: bool) -> None:
+    def _stamp(self, resource: Resource) -> None:
+        """A change: a new ``lastModified`` and ``version`` (a new resource's ``created`` is
+        its first ``lastModified``)."""
         self._clock += 1
         meta = resource.setdefault("meta", {})
-        now = _now()
-        if created:
-            meta["created"] = now
-        meta["lastModified"] = now
+        meta["lastModified"] = _now()
+        meta.setdefault("created", meta["lastModified"])
         meta["version"] = f'W/"{self._clock}"'
 
     def _user_by_name(self, user_name: str) -> Resource | None:
@@ -67,9 +67,9 @@ class MemoryBackend:
         matches = [r for r in items if query.filter is None or evaluate(query.filter, r)]
         if query.keyset:
             return self._keyset_page(matches, query)
-        matches.sort(key=lambda r: str(r.get(key, "")).casefold())
+        matches.sort(key=lambda r: str(r[key]).casefold())
         start = query.start_index - 1
-        window = matches[start : start + query.count] if query.count else []
+        window = matches[start : start + query.count]
         return Page(len(matches), [copy.deepcopy(r) for r in window])
 
     @staticmethod
@@ -80,7 +80,7 @@ class MemoryBackend:
         matches.sort(key=lambda r: str(r["id"]))
         after = query.after
         following = [r for r in matches if after is None or str(r["id"]) > after]
-        window = following[: query.count] if query.count else []
+        window = following[: query.count]
         more = len(following) > len(window) and bool(window)
         return Page(
             len(matches),
@@ -96,8 +96,7 @@ class MemoryBackend:
     def get_user(self, user_id: str, attributes: frozenset[str] | None = None) -> Resource | None:
         """The user with this id, or ``None``."""
         with self._lock:
-            user = self._users.get(user_id)
-            return copy.deepcopy(user) if user else None
+            return copy.deepcopy(self._users.get(user_id))
 
     def find_users(self, query: Query) -> Page:
         """Users matching ``query``, ordered by userName."""
@@ -113,7 +112,7 @@ class MemoryBackend:
             stored = copy.deepcopy(user)
             stored["id"] = str(uuid.uuid4())
             stored.setdefault("active", True)
-            self._stamp(stored, created=True)
+            self._stamp(stored)
             self._users[stored["id"]] = stored
             if password is not None:
                 self._passwords[stored["id"]] = password
@@ -124,8 +123,8 @@ class MemoryBackend:
     ) -> Resource:
         """Replace the stored user with ``desired``; 409 if the new userName is taken."""
         with self._lock:
-            stored_version = self._users.get(user_id, {}).get("meta", {}).get("version")
-            if stored_version != current.get("meta", {}).get("version"):
+            held = self._users.get(user_id)
+            if held is None or held["meta"]["version"] != current["meta"]["version"]:
                 raise VersionConflict(f"User {user_id} changed concurrently.")
             other = self._user_by_name(desired["userName"])
             if other is not None and other["id"] != user_id:
@@ -133,8 +132,8 @@ class MemoryBackend:
             self._check_manager(desired)
             stored = copy.deepcopy(desired)
             stored["id"] = user_id
-            stored["meta"] = copy.deepcopy(self._users[user_id]["meta"])
-            self._stamp(stored, created=False)
+            stored["meta"] = dict(held["meta"])
+            self._stamp(stored)
             self._users[user_id] = stored
             if password is not None:
                 self._passwords[user_id] = password
@@ -145,12 +144,13 @@ class MemoryBackend:
         with self._lock:
             if self._users.pop(user_id, None) is None:
                 return False
-            self._passwords.pop(user_id, None)
+            # Ids are never reused: a password left behind would only be kept, never matched.
+            self._passwords.pop(user_id, None)  # pragma: no mutate
             for group in self._groups.values():
-                before = len(group.get("members", []))
-                group["members"] = [m for m in group.get("members", []) if m["value"] != user_id]
+                before = len(group["members"])
+                group["members"] = [m for m in group["members"] if m["value"] != user_id]
                 if len(group["members"]) != before:
-                    self._stamp(group, created=False)
+                    self._stamp(group)
             return True
 
     def check_password(self, user_id: str, password: str) -> bool:
@@ -169,11 +169,11 @@ class MemoryBackend:
     def _members(self, group: Resource, members: bool) -> Resource:
         result = copy.deepcopy(group)
         if not members:
-            result.pop("members", None)
+            del result["members"]
             return result
         result["members"] = [
             {"value": m["value"], "display": self._users[m["value"]]["userName"], "type": "User"}
-            for m in group.get("members", [])
+            for m in group["members"]
             if m["value"] in self._users
         ]
         return result
@@ -210,7 +210,7 @@ class MemoryBackend:
                 "displayName": name,
                 "members": [{"value": i} for i in members],
             }
-            self._stamp(stored, created=True)
+            self._stamp(stored)
             self._groups[name] = stored
             return self._members(stored, True)
 
@@ -234,7 +234,7 @@ class MemoryBackend:
             if other is not None and other is not group:
                 raise Uniqueness("A group with this displayName exists already.")
             group["displayName"] = display_name
-            self._stamp(group, created=False)
+            self._stamp(group)
             return True
 
     def change_members(
@@ -247,12 +247,12 @@ class MemoryBackend:
                 return False
             adding = self._known(add)
             removing = set(remove)
-            current = [m["value"] for m in group.get("members", [])]
+            current = [m["value"] for m in group["members"]]
             changed = [i for i in current if i not in removing]
             changed += [i for i in adding if i not in changed]
             if changed != current:
                 group["members"] = [{"value": i} for i in changed]
-                self._stamp(group, created=False)
+                self._stamp(group)
             return True
 
     def close(self) -> None:
