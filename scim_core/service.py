@@ -271,6 +271,13 @@ class ScimService:
                     "POST /.search across resource types is not supported; "
                     "use /Users/.search or /Groups/.search."
                 )
+            if endpoint.lower() == "bulk" and not ident:
+                # RFC 7644 §3.7 names the endpoint; a client that tries it without reading
+                # bulk.supported learns why it fails, not that nothing is there.
+                raise NotImplementedByDesign(
+                    "Bulk operations are not supported (bulk.supported is false in "
+                    "/ServiceProviderConfig); send each operation as its own request."
+                )
             raise NotFound("No SCIM endpoint at this path.")
         handler = route.handlers.get(request.method.upper())
         if handler is None:

@@ -202,3 +202,15 @@ def test_root_search_is_501(http):
     body = assert_scim_json(response, 501)
     assert body["schemas"] == [ERROR_URN] and body["status"] == "501"
     assert "/Users/.search" in body["detail"]
+
+
+def test_bulk_is_501(http):
+    bulk = {
+        "schemas": ["urn:ietf:params:scim:api:messages:2.0:BulkRequest"],
+        "Operations": [{"method": "POST", "path": "/Users", "bulkId": "1", "data": {}}],
+    }
+    body = assert_scim_json(send(http, "POST", "/Bulk", bulk), 501)
+    assert body["schemas"] == [ERROR_URN] and body["status"] == "501"
+    assert "bulk.supported" in body["detail"]
+    discovery = assert_scim_json(http("GET", "/ServiceProviderConfig"), 200)
+    assert discovery["bulk"]["supported"] is False
