@@ -1,10 +1,16 @@
 """Settings: one clear line naming a bad or missing variable, secrets never echoed."""
 
 import dataclasses
+import datetime
 import hashlib
 
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 
+from scim_core.backends.ldap.mapped import SiteMapping
 from scim_core.backends.ldap.settings import LdapSettings
 from scim_core.config import ConfigError, ServiceConfig
 from scim_flask.settings import AppSettings
@@ -77,6 +83,7 @@ def test_several_bases_split_on_unescaped_semicolons():
     ("value", "reason"),
     [
         ("ou=people,dc=example,dc=org;", "empty item"),
+        (";ou=people,dc=example,dc=org", "empty item"),
         ("ou=people,dc=example,dc=org; ;ou=staff,dc=example,dc=org", "empty item"),
         ("ou=people,dc=example,dc=org;people", "is not a DN"),
         ("ou=people,dc=example,dc=org;ou=staff,ou=people,dc=example,dc=org", "overlap"),
@@ -193,3 +200,89 @@ def test_bases_given_in_code_are_checked_as_from_the_environment():
         dataclasses.replace(settings, users_bases=(people, "ou=staff," + people))
     with pytest.raises(ConfigError, match=r"^SCIM_LDAP_GROUPS_BASE: groups_base must be the first"):
         dataclasses.replace(settings, groups_bases=("ou=teams,dc=example,dc=org",))
+
+
+def _ca_certificate() -> bytes:
+    """A self-signed CA certificate, PEM."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "Example CA")])
+    now = datetime.datetime.now(datetime.UTC)
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now)
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    return certificate.public_bytes(serialization.Encoding.PEM)
+
+
+def test_a_ca_file_is_read_at_start_up(tmp_path):
+    assert LdapSettings.from_environ(LDAP_ENV).ca_file is None
+    bundle = tmp_path / "ca.pem"
+    bundle.write_bytes(_ca_certificate())
+    settings = LdapSettings.from_environ({**LDAP_ENV, "SCIM_LDAP_CA_FILE": str(bundle)})
+    assert settings.ca_file == str(bundle)
+
+
+def test_a_ca_file_that_cannot_serve_is_named_with_the_reason(tmp_path):
+    junk = tmp_path / "junk.pem"
+    junk.write_text("not a certificate\n", encoding="utf-8")
+    missing = tmp_path / "missing.pem"
+    expected = {
+        junk: "no CA certificate could be read from it (NO_CERTIFICATE_OR_CRL_FOUND)",
+        missing: "No such file or directory",
+        tmp_path: "Is a directory",
+    }
+    for path, reason in expected.items():
+        with pytest.raises(ConfigError) as caught:
+            LdapSettings.from_environ({**LDAP_ENV, "SCIM_LDAP_CA_FILE": str(path)})
+        assert str(caught.value) == f"SCIM_LDAP_CA_FILE: {str(path)!r} is not valid ({reason})"
+
+
+def test_a_dialect_is_named_in_any_case_and_an_unknown_one_lists_the_known():
+    assert LdapSettings.from_environ({**LDAP_ENV, "SCIM_LDAP_DIALECT": "AD"}).dialect == "ad"
+    with pytest.raises(ConfigError) as caught:
+        LdapSettings.from_environ({**LDAP_ENV, "SCIM_LDAP_DIALECT": "novell"})
+    assert str(caught.value) == (
+        "SCIM_LDAP_DIALECT: 'novell' is not valid (expected one of 389ds, ad, openldap)"
+    )
+
+
+@pytest.mark.parametrize(("text", "scope"), [(" One ", "one"), ("SUB", "sub"), ("one", "one")])
+def test_a_scope_is_read_in_any_case(text, scope):
+    env = {**LDAP_ENV, "SCIM_LDAP_USERS_SCOPE": text, "SCIM_LDAP_GROUPS_SCOPE": text}
+    settings = LdapSettings.from_environ(env)
+    assert (settings.users_scope, settings.groups_scope) == (scope, scope)
+
+
+def test_without_a_mapping_file_the_site_maps_nothing_of_its_own():
+    assert LdapSettings.from_environ(LDAP_ENV).mapping == SiteMapping()
+
+
+def test_a_mapping_file_extends_the_mapping_of_the_dialect_named(tmp_path):
+    """``company`` is free on OpenLDAP; Active Directory's profile maps organization to it."""
+    site = tmp_path / "site.toml"
+    site.write_text('\n[[user]]\nscim = "title"\nldap = "company"\n', encoding="utf-8")
+    env = {**LDAP_ENV, "SCIM_MAPPING_FILE": str(site)}
+    (title,) = LdapSettings.from_environ(env).mapping.users
+    assert (title.filter_name, title.ldap) == ("title", "company")
+    with pytest.raises(ConfigError) as caught:
+        LdapSettings.from_environ({**env, "SCIM_LDAP_DIALECT": "ad"})
+    message = str(caught.value)
+    assert message.startswith(f"SCIM_MAPPING_FILE {site}, line 2: the LDAP attribute company")
+    assert "\n" not in message
+
+
+def test_overlapping_bases_are_both_quoted_in_the_one_line():
+    people, staff = "ou=people,dc=example,dc=org", "OU=Staff, OU=People,DC=example,DC=org"
+    with pytest.raises(ConfigError) as caught:
+        LdapSettings.from_environ({**LDAP_ENV, "SCIM_LDAP_GROUPS_BASE": f"{people};{staff}"})
+    assert str(caught.value) == (
+        f"SCIM_LDAP_GROUPS_BASE: {people!r} and {staff!r} overlap (one is inside the other): "
+        "its entries would be found twice."
+    )

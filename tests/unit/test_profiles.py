@@ -206,3 +206,92 @@ def test_the_schema_extension_is_offered_where_the_directory_can_load_it():
     assert OPENLDAP.schema.external_id == DS389.schema.external_id == "scimExternalId"
     assert ACTIVE_DIRECTORY.schema.external_id is None
     assert ACTIVE_DIRECTORY.schema.pending is None
+
+
+# ---------------------------------------------------------------- reading entries
+
+
+def test_a_text_id_read_as_octets_is_ascii_text_with_anything_else_replaced():
+    uuid_text = "2819c223-7f76-453a-919d-413861904646"
+    assert OPENLDAP.format_id(uuid_text.encode()) == uuid_text
+    assert DS389.format_id(b"6a8e4c01-1dd211b2\xff") == "6a8e4c01-1dd211b2\ufffd"
+    assert OPENLDAP.format_id(uuid_text) == uuid_text
+
+
+def test_an_object_guid_not_read_as_16_octets_is_shown_as_read():
+    """Text is never taken for a GUID's octets, however long it is."""
+    assert ACTIVE_DIRECTORY.format_id("0123456789abcdef") == "0123456789abcdef"
+    text = "7c3c4b2a-91f0-4a1e-8d4c-0123456789ab"
+    assert ACTIVE_DIRECTORY.format_id(text) == text
+    assert ACTIVE_DIRECTORY.format_id(b"\x01\x02") == "b'\\x01\\x02'"
+
+
+@pytest.mark.parametrize(
+    ("dialect", "disabled"),
+    [
+        (OPENLDAP, {"pwdaccountlockedtime": ["000001010000Z"]}),
+        (OPENLDAP, {"PWDENDTIME": ["19700101000000Z"]}),
+        (DS389, {"NSACCOUNTLOCK": ["true"]}),
+        (ACTIVE_DIRECTORY, {"useraccountcontrol": ["514"]}),
+    ],
+)
+def test_the_marker_is_read_whatever_the_case_of_its_name(dialect, disabled):
+    """Directories (and ldap3) may hand an attribute back spelled as its schema has it."""
+    assert dialect.is_active(disabled) is False
+    assert dialect.active_changes(disabled, False) == {}
+    assert dialect.active_changes(disabled, True) != {}
+
+
+def test_the_name_spelled_as_the_profile_has_it_is_read_first():
+    assert DS389.is_active({"NSACCOUNTLOCK": ["TRUE"], "nsAccountLock": ["FALSE"]}) is True
+    assert DS389.is_active({"NSACCOUNTLOCK": ["FALSE"], "nsAccountLock": ["TRUE"]}) is False
+
+
+def test_a_bind_guard_is_recognised_in_any_case_and_removed_with_the_marker():
+    guarded = {"pwdAccountLockedTime": ["000001010000z"], "pwdEndTime": ["19700101000000z"]}
+    assert OPENLDAP.is_active(guarded) is False
+    assert OPENLDAP.active_changes(guarded, True) == {
+        "pwdAccountLockedTime": [(MODIFY_REPLACE, [])],
+        "pwdEndTime": [(MODIFY_REPLACE, [])],
+    }
+
+
+def test_an_ad_account_without_flags_is_active_and_disabled_as_a_normal_account():
+    assert ACTIVE_DIRECTORY.is_active({}) is True
+    assert ACTIVE_DIRECTORY.active_changes({}, False) == {
+        "userAccountControl": [(MODIFY_REPLACE, ["514"])]
+    }
+    assert ACTIVE_DIRECTORY.active_changes({}, True, force=True) == {
+        "userAccountControl": [(MODIFY_REPLACE, ["512"])]
+    }
+
+
+def test_active_filters_of_every_profile():
+    assert DS389.active_filter(True) == "(!(nsAccountLock=TRUE))"
+    assert ACTIVE_DIRECTORY.active_filter(True) == (
+        "(!(userAccountControl:1.2.840.113556.1.4.803:=2))"
+    )
+
+
+# ---------------------------------------------------------------- account names
+
+
+@pytest.mark.parametrize(
+    ("user_name", "expected"),
+    [
+        ("jdoe@example.com", ["jdoe", "jdoe-24dd"]),
+        # Only the part before the first @, without dots at its ends (AD refuses a final dot).
+        ("a@b@example.com", ["a", "a-de77"]),
+        (".x.@example.com", ["x", "x-709f"]),
+        ("Xena.@example.com", ["Xena", "Xena-f6ff"]),
+        # 21 characters: too long for sAMAccountName, so only the shortened form.
+        ("abcdefghijklmnopqrstu@x.org", ["abcdefghijklmno-78de"]),
+        # Shortened at a dot: the dot goes (a name may not end in one), the rest stays.
+        ("abcdefghijklmn.opqrstuvw@x", ["abcdefghijklmn-0ab2"]),
+        ("aaaaaaaaaaaaaX.bbbbbbbbbb@example.com", ["aaaaaaaaaaaaaX-9f1c"]),
+    ],
+)
+def test_account_names_are_the_local_part_and_a_digest_suffixed_form(user_name, expected):
+    """The digest is of the whole userName and stable across releases: a retry after an
+    upgrade picks the account name the first attempt did."""
+    assert ACTIVE_DIRECTORY.account_names(user_name) == expected

@@ -46,7 +46,7 @@ def _split_unescaped(text: str, separator: str) -> list[str]:
     value; ``\\3B`` holds no ``;`` at all)."""
     items: list[str] = []
     current: list[str] = []
-    escaped = False
+    escaped = False  # pragma: no mutate (only `not escaped` reads it: None would do alike)
     for character in text:
         if character == separator and not escaped:
             items.append("".join(current))
