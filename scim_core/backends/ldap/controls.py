@@ -136,7 +136,7 @@ def vlv_value_control(value: str, after: int, context_id: bytes | None = None) -
     request = _VlvValueRequest()
     request["beforeCount"] = 0
     request["afterCount"] = after
-    request["greaterThanOrEqual"] = value.encode("utf-8")
+    request["greaterThanOrEqual"] = value.encode()
     if context_id:
         request["contextID"] = context_id
     return (VLV_REQUEST_OID, True, encoder.encode(request))
