@@ -1,6 +1,6 @@
 """The LDIF a dry run writes: RFC 2849 change records that ldapmodify reads back."""
 
-from scim_core.backends.ldap.dryrun import change_record
+from scim_core.backends.ldap.ldif import change_record
 
 
 def test_safe_values_are_plain_and_others_base64():

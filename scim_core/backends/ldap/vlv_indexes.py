@@ -27,10 +27,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from scim_core.backends.ldap.dryrun import ldif_line
 from scim_core.backends.ldap.escape import dn_value
 from scim_core.backends.ldap.filter import list_filter
 from scim_core.backends.ldap.keyset import KEYSET_DIALECTS
+from scim_core.backends.ldap.ldif import ldif_line
 from scim_core.backends.ldap.profiles import PROFILES
 from scim_core.backends.ldap.settings import LdapSettings
 from scim_core.backends.ldap.values import dn_key, first
