@@ -342,3 +342,51 @@ def test_a_rename_to_another_naming_attribute_moves_the_value_across():
     moved, record = renamed(JANE, entry(uid=["jane"], cn=["Jane"]), "cn=Jörg")
     assert not moved.get("uid") and moved["cn"] == ["Jane", "Jörg"]
     assert f"newrdn:: {b64('cn=Jörg')}\n" in record
+
+
+def refused_as(refused: pytest.ExceptionInfo, code: int, dn: str, kind: str) -> bool:
+    return (refused.value.result, refused.value.dn, refused.value.type) == (code, dn, kind)
+
+
+def test_octets_never_equal_text_even_text_spelling_them():
+    read = entry(description=["b'x'"])
+    left, _ = modified(JANE, read, {"description": [(MODIFY_ADD, [b"x"])]}, PASSWORDS)
+    assert left["description"] == ["b'x'", b"x"]
+
+
+def test_each_refused_delete_names_the_entry_and_the_request():
+    read = entry(mail=["a@example.org"])
+    for changes in (
+        {"mail": [(MODIFY_DELETE, ["x@example.org"])]},
+        {"title": [(MODIFY_DELETE, [])]},
+    ):
+        with pytest.raises(LDAPOperationResult) as refused:
+            modified(JANE, read, changes, PASSWORDS)
+        assert refused_as(refused, NO_SUCH_ATTRIBUTE, JANE, "modifyResponse"), changes
+
+
+def test_every_operation_on_a_password_attribute_is_a_comment():
+    changes = {"userPassword": [(MODIFY_DELETE, ["old"]), (MODIFY_ADD, ["new"])]}
+    left, record = modified(JANE, entry(uid=["jane"]), changes, PASSWORDS)
+    assert dict(left) == {"uid": ["jane"]}
+    assert record.count("# userPassword is set here (value not shown)\n") == 2
+
+
+def test_a_rename_unescapes_the_rdn_values_as_the_entry_holds_them():
+    read = entry(uid=["jane+doe"], cn=["Jane"])
+    moved, record = renamed(r"uid=jane\+doe,ou=people,dc=example,dc=org", read, r"uid=jane\, d")
+    assert moved["uid"] == ["jane, d"]
+    assert "newrdn: uid=jane\\, d\n" in record
+    moved, _ = renamed(
+        r"cn=1\=2,ou=groups,dc=example,dc=org", entry(cn=["1=2"]), r"cn=\C3\A9t\c3\a9"
+    )
+    assert dict(moved) == {"cn": ["été"]}
+    moved, _ = renamed(r"cn=\#1\ ,ou=groups,dc=example,dc=org", entry(cn=["#1 "]), "cn=a\\\\b")
+    assert dict(moved) == {"cn": ["a\\b"]}
+
+
+def test_a_rename_of_an_entry_without_the_old_or_new_attribute():
+    moved, _ = renamed(JANE, entry(cn=["Jane"]), "cn=Joan")
+    assert not moved.get("uid") and moved["cn"] == ["Jane", "Joan"]
+    moved, _ = renamed(JANE, entry(uid=["jane"]), "cn=Joan")
+    assert not moved.get("uid") and moved["cn"] == ["Joan"]

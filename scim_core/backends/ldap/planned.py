@@ -11,6 +11,7 @@ comment instead.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -61,6 +62,19 @@ def refusal(code: int, dn: str, kind: str) -> LDAPOperationResult:
     return LDAPOperationResult(
         result=code, description=RESULT_CODES[code], dn=dn, message="", response_type=kind
     )
+
+
+# An RFC 4514 escape: a backslash and two hex digits (one octet of the UTF-8 value) or a character.
+_ESCAPE = re.compile(rb"\\([0-9A-Fa-f]{2}|.)", re.DOTALL)
+
+
+def _rdn_value(text: str) -> str:
+    """An RDN's value as the entry holds it: ``uid=jane\\+doe`` holds ``jane+doe``."""
+    _, _, value = text.partition("=")
+    octets = _ESCAPE.sub(
+        lambda m: bytes.fromhex(m[1].decode()) if len(m[1]) == 2 else m[1], value.encode()
+    )
+    return octets.decode()
 
 
 def _same(left: object, right: object) -> bool:
@@ -128,7 +142,8 @@ def modified(
             elif name in entry:
                 del entry[name]
             body += [f"{kind}: {name}", *(ldif_line(name, v) for v in values), "-"]
-    for object_class in entry.get("objectClass", []):
+    # The entry's names are matched case aside: no other spelling of the name finds more.
+    for object_class in entry.get("objectClass", []):  # pragma: no mutate
         required = _REQUIRED.get(str(object_class).lower())
         if required and not entry.get(required):
             raise refusal(OBJECT_CLASS_VIOLATION, dn, "modifyResponse")
@@ -142,12 +157,13 @@ def renamed_dn(dn: str, new_rdn: str) -> str:
 
 def renamed(dn: str, entry: Entry, new_rdn: str) -> tuple[Entry, str]:
     """The entry a modrdn of ``dn`` to ``new_rdn`` that deletes the old RDN value leaves of
-    ``entry`` (left as it is), and its record."""
+    ``entry`` (left as it is), and its record. The RDNs' values are compared and kept
+    unescaped, as the entry holds them."""
     moved = CaseInsensitiveDict(entry)
-    old_name, _, old_value = safe_rdn(dn)[0].partition("=")
-    new_name, _, new_value = new_rdn.partition("=")
-    moved[old_name] = [v for v in moved.get(old_name, []) if not _same(v, old_value)]
-    moved[new_name] = [*moved.get(new_name, []), new_value]
+    old, new = safe_rdn(dn)[0], new_rdn
+    old_name, new_name = old.partition("=")[0], new.partition("=")[0]
+    moved[old_name] = [v for v in moved.get(old_name, []) if not _same(v, _rdn_value(old))]
+    moved[new_name] = [*moved.get(new_name, []), _rdn_value(new)]
     body = [ldif_line("newrdn", new_rdn), "deleteoldrdn: 1"]
     return moved, change_record(dn, "modrdn", body)
 
