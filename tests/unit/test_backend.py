@@ -21,6 +21,11 @@ def test_an_unknown_name_is_refused_naming_it_and_the_installed_ones():
     assert str(refused.value) == "no SCIM backend named 'postgres'; installed: ldap, memory"
 
 
+def test_only_backends_are_found_not_the_other_entry_points_of_the_distribution():
+    with pytest.raises(LookupError, match="'scim-ldap'"):
+        load_backend("scim-ldap")
+
+
 def test_names_are_matched_exactly():
     for near in ("Memory", "memory ", "mem"):
         with pytest.raises(LookupError, match=repr(near)):

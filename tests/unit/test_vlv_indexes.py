@@ -75,6 +75,71 @@ def test_one_search_per_base_with_an_index_per_list_order():
     ]
 
 
+ACI = (
+    'aci: (targetattr="*")(version 3.0; acl "VLV index of the SCIM service\'s lists"; '
+    'allow (read, search, compare) userdn="ldap:///all";)'
+)
+STAFF = "cn=staff,cn=ldbm database,cn=plugins,cn=config"
+
+
+def test_the_ldif_as_printed_for_ldapadd():
+    assert (
+        vlv_index_ldif(settings(), backend="staff")
+        == f"""\
+# VLV indexes for the SCIM service's list searches on 389 Directory Server, for its
+# bases and scopes as configured (SCIM_LDAP_*). Add it as the Directory Manager once
+# the bases exist (ldapadd -x -D 'cn=Directory Manager' -W -H ldap://HOST -f vlv.ldif);
+# its last entry starts the task that builds the indexes. Then
+# `dsconf INSTANCE backend vlv-index list staff` shows vlvEnabled: 1 for each.
+
+dn: cn=scim users,{STAFF}
+objectClass: top
+objectClass: vlvSearch
+cn: scim users
+vlvBase: ou=people,dc=example,dc=org
+vlvScope: 1
+vlvFilter: (&(|(objectClass=inetOrgPerson)(objectClass=nsPerson)))
+{ACI}
+
+dn: cn=scim users by uid,cn=scim users,{STAFF}
+objectClass: top
+objectClass: vlvIndex
+cn: scim users by uid
+vlvSort: uid
+
+dn: cn=scim users by nsUniqueId,cn=scim users,{STAFF}
+objectClass: top
+objectClass: vlvIndex
+cn: scim users by nsUniqueId
+vlvSort: nsUniqueId
+
+dn: cn=scim groups,{STAFF}
+objectClass: top
+objectClass: vlvSearch
+cn: scim groups
+vlvBase: ou=groups,dc=example,dc=org
+vlvScope: 1
+vlvFilter: (&(objectClass=groupOfNames))
+{ACI}
+
+dn: cn=scim groups by cn,cn=scim groups,{STAFF}
+objectClass: top
+objectClass: vlvIndex
+cn: scim groups by cn
+vlvSort: cn
+
+dn: {REINDEX_TASK_DN}
+objectClass: top
+objectClass: extensibleObject
+cn: scim-ldap vlv indexes
+nsInstance: staff
+nsIndexVLVAttribute: scim users by uid
+nsIndexVLVAttribute: scim users by nsUniqueId
+nsIndexVLVAttribute: scim groups by cn
+"""
+    )
+
+
 def test_several_bases_a_subtree_scope_another_backend_and_a_non_ascii_base():
     found = records(
         vlv_index_ldif(
