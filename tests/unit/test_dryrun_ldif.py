@@ -383,6 +383,8 @@ def test_a_rename_unescapes_the_rdn_values_as_the_entry_holds_them():
     assert dict(moved) == {"cn": ["été"]}
     moved, _ = renamed(r"cn=\#1\ ,ou=groups,dc=example,dc=org", entry(cn=["#1 "]), "cn=a\\\\b")
     assert dict(moved) == {"cn": ["a\\b"]}
+    moved, _ = renamed(r"cn=1\=2,ou=groups,dc=example,dc=org", entry(cn=["1=2"]), "cn=x=y")
+    assert dict(moved) == {"cn": ["x=y"]}
 
 
 def test_a_rename_of_an_entry_without_the_old_or_new_attribute():
