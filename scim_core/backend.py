@@ -116,7 +116,11 @@ class Backend(Protocol):
     def delete_user(self, user_id: str) -> bool:
         """Delete the user and its group memberships; ``False`` if there was no such user."""
 
-    def get_group(self, group_id: str, members: bool = True) -> Resource | None:
+    def get_group(
+        self,
+        group_id: str,
+        members: bool = True,  # pragma: no mutate (documentation: each backend has its own)
+    ) -> Resource | None:
         """The group with this id (its ``displayName``), members included when asked."""
 
     def find_groups(self, query: Query) -> Page:

@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
-from ldap3 import BASE, Connection
+from ldap3 import BASE, SUBTREE, Connection
 from ldap3.core.exceptions import LDAPOperationResult
 
 from scim_core.backend import Query
@@ -41,7 +41,13 @@ from scim_core.backends.ldap.identity import (
 from scim_core.backends.ldap.operations import Search
 from scim_core.backends.ldap.profiles import PROFILES
 from scim_core.backends.ldap.settings import LdapSettings
-from scim_core.backends.ldap.vlv_indexes import vlv_index_steps
+from scim_core.backends.ldap.vlv_indexes import (
+    VLV_ATTRIBUTES,
+    VLV_CONFIGURATION,
+    VLV_DIALECTS,
+    VLV_ENTRIES,
+    vlv_index_report,
+)
 from scim_core.backends.ldap.write_test import ldap_refusal, write_steps
 from scim_core.checks import FAILED, FALLBACK, OK, SKIPPED, WARNING, Result, Step
 from scim_core.errors import ScimError
@@ -203,9 +209,6 @@ def _schema_steps(run: Callable[..., Any], subschema: str, backend: LdapBackend)
     return steps
 
 
-# ------------------------------------------------------------------------------ refusals
-
-
 # ------------------------------------------------------------------------------ the check
 
 
@@ -322,7 +325,7 @@ def _read_steps(backend: LdapBackend) -> list[Step]:
     except LDAPOperationResult as error:
         steps.append(Step("schema", FAILED, f"{subschema} cannot be read: {ldap_refusal(error)}"))
     steps += _search_steps(backend)
-    steps += vlv_index_steps(settings, backend.connections)
+    steps += _vlv_steps(backend)
     return steps
 
 
@@ -378,3 +381,20 @@ def _search_steps(backend: LdapBackend) -> list[Step]:
             )
         )
     return steps
+
+
+def _vlv_steps(backend: LdapBackend) -> list[Step]:
+    """389-DS's VLV indexes line, their entries read as the service account (their ACI lets it)."""
+    settings = backend.settings
+    if settings.dialect not in VLV_DIALECTS:
+        return []
+
+    def read(connection: Connection) -> list[dict[str, Any]]:
+        request = Search(VLV_CONFIGURATION, VLV_ENTRIES, SUBTREE, [*VLV_ATTRIBUTES])
+        try:
+            entries, _ = operations.search(connection, request)
+        except LDAPOperationResult:  # nothing the account may read
+            return []
+        return list(entries)
+
+    return vlv_index_report(settings, backend.connections.run(read))

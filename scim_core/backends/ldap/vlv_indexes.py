@@ -18,24 +18,19 @@ read it, since any account sending that search (the service's, a read-only one o
 search it serves. A one-level ``vlvSearch`` must be added once its base exists (389-DS looks
 the base up when the entry is added, and on a start). The LDIF ends with the task that builds
 the indexes from the entries already there. ``scim-ldap check`` says whether they are there
-and built (:func:`vlv_index_steps`), reading them as the service account.
+and built (:func:`vlv_index_report`), reading them as the service account.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ldap3 import SUBTREE, Connection
-from ldap3.core.exceptions import LDAPOperationResult
-
-from scim_core.backends.ldap import operations
-from scim_core.backends.ldap.connection import ConnectionFactory
-from scim_core.backends.ldap.dryrun import ldif_line
 from scim_core.backends.ldap.escape import dn_value
 from scim_core.backends.ldap.filter import list_filter
 from scim_core.backends.ldap.keyset import KEYSET_DIALECTS
-from scim_core.backends.ldap.operations import Search
+from scim_core.backends.ldap.ldif import ldif_line
 from scim_core.backends.ldap.profiles import PROFILES
 from scim_core.backends.ldap.settings import LdapSettings
 from scim_core.backends.ldap.values import dn_key, first
@@ -43,10 +38,13 @@ from scim_core.checks import OK, WARNING, Step
 
 __all__ = [
     "REINDEX_TASK_DN",
+    "VLV_ATTRIBUTES",
+    "VLV_CONFIGURATION",
     "VLV_DIALECTS",
+    "VLV_ENTRIES",
     "VlvSearch",
     "vlv_index_ldif",
-    "vlv_index_steps",
+    "vlv_index_report",
     "vlv_searches",
 ]
 
@@ -55,8 +53,15 @@ VLV_DIALECTS = frozenset({"389ds"})
 #: The entry of the task that builds the indexes (the LDIF's last record).
 REINDEX_TASK_DN = "cn=scim-ldap vlv indexes,cn=index,cn=tasks,cn=config"
 
+#: Where 389-DS keeps its databases' configuration, each one's VLV entries under it.
+VLV_CONFIGURATION = "cn=ldbm database,cn=plugins,cn=config"
+#: The VLV entries under :data:`VLV_CONFIGURATION` (a subtree search's filter).
+VLV_ENTRIES = "(|(objectClass=vlvSearch)(objectClass=vlvIndex))"
+#: What :func:`vlv_index_report` reads of them.
+VLV_ATTRIBUTES = ("vlvBase", "vlvScope", "vlvFilter", "vlvSort", "vlvEnabled")
+_BASE, _SCOPE, _FILTER, _SORT, _ENABLED = VLV_ATTRIBUTES
+
 _SCOPES = {"one": 1, "sub": 2}
-_DATABASES = "cn=ldbm database,cn=plugins,cn=config"
 
 
 @dataclass(frozen=True)
@@ -76,9 +81,9 @@ class VlvSearch:
     search_filter: str
     sorts: tuple[str, ...]
 
-    def index_names(self) -> list[str]:
-        """The ``cn`` of each ``vlvIndex`` child, in :attr:`sorts` order."""
-        return [f"{self.name} by {sort}" for sort in self.sorts]
+    def index_name(self, sort: str) -> str:
+        """The ``cn`` of the ``vlvIndex`` child keeping ``sort``."""
+        return f"{self.name} by {sort}"
 
 
 def vlv_searches(settings: LdapSettings) -> list[VlvSearch]:
@@ -129,7 +134,7 @@ def vlv_index_ldif(settings: LdapSettings, backend: str = "userRoot") -> str:
     :raises ValueError: for a dialect without VLV indexes.
     """
     searches = vlv_searches(settings)
-    parent = f"cn={backend},{_DATABASES}"
+    parent = f"cn={backend},{VLV_CONFIGURATION}"
     records = [
         "# VLV indexes for the SCIM service's list searches on 389 Directory Server, for its\n"
         "# bases and scopes as configured (SCIM_LDAP_*). Add it as the Directory Manager once\n"
@@ -152,7 +157,8 @@ def vlv_index_ldif(settings: LdapSettings, backend: str = "userRoot") -> str:
                 ("aci", _ACI),
             )
         )
-        for name, sort in zip(search.index_names(), search.sorts, strict=True):
+        for sort in search.sorts:
+            name = search.index_name(sort)
             records.append(
                 _record(
                     f"cn={dn_value(name)},{dn}",
@@ -176,58 +182,50 @@ def vlv_index_ldif(settings: LdapSettings, backend: str = "userRoot") -> str:
     return "\n".join(records)
 
 
-def _text(entry: dict[str, Any], attribute: str) -> str:
+def _text(entry: Mapping[str, Any], attribute: str) -> str:
     value = first(entry["attributes"], attribute)
-    return "" if value is None else str(value).strip()
+    if value is None:
+        # No base, scope, filter or sort is any text standing for an absent one.
+        return ""  # pragma: no mutate
+    return str(value).strip()
 
 
-def vlv_index_steps(settings: LdapSettings, connections: ConnectionFactory) -> list[Step]:
+def vlv_index_report(settings: LdapSettings, entries: Iterable[Mapping[str, Any]]) -> list[Step]:
     """``scim-ldap check``'s line on 389-DS: whether each index :func:`vlv_searches` needs is
-    there (as 389-DS matches a search: base, scope, filter text and sort, case aside) and
-    built, read as the service account (the printed ACI lets it); none on other directories.
-    A missing or unbuilt index is a warning: its lists work, sorting every match."""
+    among ``entries`` (as 389-DS matches a search: base, scope, filter text and sort, case
+    aside) and built; none on other directories. A missing or unbuilt index is a warning: its
+    lists work, sorting every match.
+
+    :param entries: the ``vlvSearch`` and ``vlvIndex`` entries under :data:`VLV_CONFIGURATION`
+        the searching account may read, as a search returns them (``dn``, ``attributes``:
+        :data:`VLV_ATTRIBUTES`, found by :data:`VLV_ENTRIES`).
+    """
     if settings.dialect not in VLV_DIALECTS:
         return []
-
-    def read(connection: Connection) -> list[dict[str, Any]]:
-        attributes = ["vlvBase", "vlvScope", "vlvFilter", "vlvSort", "vlvEnabled"]
-        try:
-            entries, _ = operations.search(
-                connection,
-                Search(
-                    _DATABASES,
-                    "(|(objectClass=vlvSearch)(objectClass=vlvIndex))",
-                    SUBTREE,
-                    attributes,
-                ),
-            )
-        except LDAPOperationResult:  # nothing the account may read
-            return []
-        return list(entries)
-
-    entries = connections.run(read)
+    entries = list(entries)  # each search looks through them all
     missing, unbuilt = [], []
     for search in vlv_searches(settings):
         parents = [
             dn_key(str(e["dn"]))
             for e in entries
-            if dn_key(_text(e, "vlvBase")) == dn_key(search.base)
-            and _text(e, "vlvScope") == str(_SCOPES[search.scope])
-            and _text(e, "vlvFilter").lower() == search.search_filter.lower()
+            if dn_key(_text(e, _BASE)) == dn_key(search.base)
+            and _text(e, _SCOPE) == str(_SCOPES[search.scope])
+            and _text(e, _FILTER).lower() == search.search_filter.lower()
         ]
-        for name, sort in zip(search.index_names(), search.sorts, strict=True):
+        for sort in search.sorts:
+            name = search.index_name(sort)
             index = next(
                 (
                     e
                     for e in entries
-                    if _text(e, "vlvSort").lower() == sort.lower()
+                    if _text(e, _SORT).lower() == sort.lower()
                     and dn_key(str(e["dn"])).partition(",")[2] in parents
                 ),
                 None,
             )
             if index is None:
                 missing.append(f"{name} ({search.base})")
-            elif _text(index, "vlvEnabled") != "1":
+            elif _text(index, _ENABLED) != "1":
                 unbuilt.append(f"{name} ({search.base})")
     if not missing and not unbuilt:
         return [Step("VLV indexes", OK, "every list without a filter reads its index")]
