@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import pytest
 from ldap3.strategy.base import BaseStrategy
-from pyasn1.error import PyAsn1Error
 
 from scim_core.backends.ldap.controls import (
     ASSERTION_OID,
@@ -32,6 +31,7 @@ from scim_core.backends.ldap.controls import (
     vlv_value_control,
 )
 from scim_core.backends.ldap.decoding import parse_final, parse_message
+from scim_core.errors import DirectoryRefused
 
 # BER identifier octets (X.690 §8.1.2): universal, and context-specific [n].
 INTEGER, OCTET_STRING, ENUMERATED, SEQUENCE = 0x02, 0x04, 0x0A, 0x30
@@ -408,5 +408,7 @@ def test_a_vlv_answer_without_a_value() -> None:
     ],
 )
 def test_a_malformed_vlv_answer_is_never_taken_for_a_count(value: bytes) -> None:
-    with pytest.raises(PyAsn1Error):
+    with pytest.raises(DirectoryRefused) as refused:
         parse_vlv_response({VLV_RESPONSE_OID: {"value": value}})
+    assert refused.value.status == 502
+    assert "malformed virtual list view control" in str(refused.value)

@@ -17,9 +17,11 @@ from typing import Any
 
 from ldap3.protocol.rfc4511 import EqualityMatch
 from pyasn1.codec.ber import decoder, encoder
+from pyasn1.error import PyAsn1Error
 from pyasn1.type import namedtype, tag, univ
 
 from scim_core.backends.ldap.encoding import encode_attribute_list, encode_filter
+from scim_core.errors import DirectoryRefused
 
 __all__ = [
     "ASSERTION_OID",
@@ -170,19 +172,28 @@ class VlvResult:
 
 
 def parse_vlv_response(controls: dict[str, Any] | None) -> VlvResult | None:
-    """Decode the VLV response control from an ldap3 result's ``controls``, if present."""
+    """Decode the VLV response control from an ldap3 result's ``controls``, if present.
+
+    :raises DirectoryRefused: for a control value that is not a well-formed VLV response.
+    """
     if not controls or VLV_RESPONSE_OID not in controls:
         return None
     raw = controls[VLV_RESPONSE_OID].get("value")
     if not isinstance(raw, bytes):
         return None
-    decoded, _ = decoder.decode(raw, asn1Spec=_VlvResponse())
-    context = decoded["contextID"]
-    return VlvResult(
-        content_count=int(decoded["contentCount"]),
-        result=int(decoded["virtualListViewResult"]),
-        context_id=bytes(context) if context.isValue else None,
-    )
+    try:
+        decoded, _ = decoder.decode(raw, asn1Spec=_VlvResponse())
+        context = decoded["contextID"]
+        return VlvResult(
+            content_count=int(decoded["contentCount"]),
+            result=int(decoded["virtualListViewResult"]),
+            context_id=bytes(context) if context.isValue else None,
+        )
+    except PyAsn1Error:
+        # Never a count guessed from the entries returned: the page's total would be wrong.
+        raise DirectoryRefused(
+            "The directory answered a list page with a malformed virtual list view control."
+        ) from None
 
 
 def assertion(ldap_filter: str) -> Control:
