@@ -470,12 +470,14 @@ _JSON_TYPES: dict[str, dict[str, Any]] = {
 }
 
 
-def _json_schema(attribute: Attribute) -> dict[str, Any]:
-    """An attribute definition as a JSON schema (a complex one as an object of its subs)."""
+def _json_schema(attribute: Attribute, response: bool) -> dict[str, Any]:
+    """An attribute definition as a JSON schema (a complex one as an object of its subs); in a
+    ``response`` shape without the sub-attributes never returned."""
     if attribute.type == "complex":
+        subs = [s for s in attribute.sub_attributes if not (response and s.returned == "never")]
         shape: dict[str, Any] = {
             "type": "object",
-            "properties": {s.name: _json_schema(s) for s in attribute.sub_attributes},
+            "properties": {s.name: _json_schema(s, response) for s in subs},
             "additionalProperties": False,
         }
     else:
@@ -487,7 +489,8 @@ def _json_schema(attribute: Attribute) -> dict[str, Any]:
 
 def _add_mapped(document: dict[str, Any], schemas: SchemaSet) -> None:
     """The User and Group request and response shapes with the attributes a backend's
-    mapping adds."""
+    mapping adds; an attribute never returned (a write-only one) is left out of the response
+    shape, as ``password`` is, so that a response carrying it breaks the schema."""
     components = document["components"]["schemas"]
     mapped = [
         (kind, urn, attribute)
@@ -495,17 +498,19 @@ def _add_mapped(document: dict[str, Any], schemas: SchemaSet) -> None:
         for urn, attribute in mapped_attributes(schemas, kind)
     ]
     for kind, urn, attribute in mapped:
-        for component in (kind, f"{kind}Request"):
+        for component, response in ((kind, True), (f"{kind}Request", False)):
+            if response and attribute.returned == "never":
+                continue
             properties = components[component]["properties"]
             if urn is None:
-                properties[attribute.name] = _json_schema(attribute)
+                properties[attribute.name] = _json_schema(attribute, response)
                 continue
             extension = properties.setdefault(
                 urn, {"type": "object", "properties": {}, "additionalProperties": False}
             )
             if "$ref" in extension:  # the enterprise extension: a named component
                 extension = components[extension["$ref"].rsplit("/", 1)[-1]]
-            extension["properties"][attribute.name] = _json_schema(attribute)
+            extension["properties"][attribute.name] = _json_schema(attribute, response)
 
 
 @functools.lru_cache(maxsize=8)
