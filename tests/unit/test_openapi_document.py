@@ -72,6 +72,14 @@ SITE_SCHEMAS = (
         (
             Attribute("seat", "string", mutability="readOnly"),
             Attribute("token", "string", mutability="writeOnly", returned="never"),
+            Attribute(
+                "desk",
+                "complex",
+                sub_attributes=(
+                    Attribute("floor", "integer"),
+                    Attribute("key", "string", returned="never"),
+                ),
+            ),
         ),
         name="Site",
     )
@@ -562,17 +570,40 @@ def test_what_is_never_returned_is_not_in_a_response_shape(mapped) -> None:
 
 def test_a_mapping_adds_its_extension_as_a_strict_object(mapped) -> None:
     user = component(mapped, "User")["properties"]
+    floor = {"floor": {"type": "integer"}}
     assert user[SITE_URN] == {
         "type": "object",
-        "properties": {"seat": {"type": "string"}},
+        "properties": {"seat": {"type": "string"}, "desk": strict(floor)},
         "additionalProperties": False,
     }
     request = component(mapped, "UserRequest")["properties"]
     assert request[SITE_URN] == {
         "type": "object",
-        "properties": {"seat": {"type": "string"}, "token": {"type": "string"}},
+        "properties": {
+            "seat": {"type": "string"},
+            "token": {"type": "string"},
+            "desk": strict({**floor, "key": {"type": "string"}}),
+        },
         "additionalProperties": False,
     }
+
+
+def strict(properties: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "additionalProperties": False}
+
+
+def test_what_is_never_returned_is_left_out_at_any_depth() -> None:
+    inner = Attribute(
+        "inner",
+        "complex",
+        sub_attributes=(Attribute("a", "string"), Attribute("b", "string", returned="never")),
+    )
+    outer = Attribute("outer", "complex", sub_attributes=(inner,))
+    built = build(schemas=DEFAULT_SCHEMAS.with_attributes("User", USER_URN, (outer,)))
+    a, b = {"a": {"type": "string"}}, {"b": {"type": "string"}}
+    assert component(built, "User")["properties"]["outer"] == strict({"inner": strict(a)})
+    request = component(built, "UserRequest")["properties"]["outer"]
+    assert request == strict({"inner": strict({**a, **b})})
 
 
 def test_a_mapping_adds_to_the_enterprise_extension_in_place(mapped, document) -> None:
