@@ -458,7 +458,7 @@ def _paths() -> dict[str, dict[str, Any]]:
 
 def _schema_name(schema: type[Schema] | Schema | str) -> str:
     """Component names for nested schemas: the class name without its leading ``_``."""
-    return type(resolve_schema_instance(schema)).__name__.lstrip("_")
+    return type(resolve_schema_instance(schema)).__name__.removeprefix("_")
 
 
 _JSON_TYPES: dict[str, dict[str, Any]] = {
