@@ -20,6 +20,7 @@ from typing import Any
 
 from apispec import APISpec
 from apispec.ext.marshmallow import MarshmallowPlugin
+from apispec.ext.marshmallow.common import resolve_schema_instance
 from marshmallow import EXCLUDE, INCLUDE, RAISE, Schema, fields, validate
 
 from scim_core.schemas.attributes import DEFAULT_SCHEMAS, ENTERPRISE_URN, Attribute, SchemaSet
@@ -48,6 +49,7 @@ __all__ = [
 OPENAPI_VERSION = "3.0.3"
 _SCIM_JSON = "application/scim+json"
 _REQUEST_TYPES = (_SCIM_JSON, "application/json")
+_COMPONENT_REF = "#/components/schemas/"
 
 
 # --------------------------------------------------------------------------- responses
@@ -387,7 +389,7 @@ def _paths() -> dict[str, dict[str, Any]]:
             "post": {
                 "summary": f"Create a {kind}",
                 "requestBody": _body(f"{kind}Request"),
-                "responses": _responses(201, kind, 400, 409, *_WITH_BODY),
+                "responses": _responses(201, kind, 409, *_WITH_BODY),
             },
         }
         paths[f"/{endpoint}/.search"] = {
@@ -397,7 +399,7 @@ def _paths() -> dict[str, dict[str, Any]]:
                 "responses": _responses(200, listing, *_WITH_BODY),
             }
         }
-        write = (400, 404, 412, *_WITH_BODY)
+        write = (404, 412, *_WITH_BODY)
         one: dict[str, Any] = {
             "parameters": [_ID],
             "get": {
@@ -454,10 +456,9 @@ def _paths() -> dict[str, dict[str, Any]]:
     return paths
 
 
-def _schema_name(schema: type[Schema] | Schema) -> str:
-    """Component names for nested schemas: the class name without ``_`` and ``Schema``."""
-    cls = schema if isinstance(schema, type) else type(schema)
-    return cls.__name__.strip("_").removesuffix("Schema")
+def _schema_name(schema: type[Schema] | Schema | str) -> str:
+    """Component names for nested schemas: the class name without its leading ``_``."""
+    return type(resolve_schema_instance(schema)).__name__.removeprefix("_")
 
 
 _JSON_TYPES: dict[str, dict[str, Any]] = {
@@ -470,12 +471,14 @@ _JSON_TYPES: dict[str, dict[str, Any]] = {
 }
 
 
-def _json_schema(attribute: Attribute) -> dict[str, Any]:
-    """An attribute definition as a JSON schema (a complex one as an object of its subs)."""
+def _json_schema(attribute: Attribute, response: bool) -> dict[str, Any]:
+    """An attribute definition as a JSON schema (a complex one as an object of its subs); in a
+    ``response`` shape without the sub-attributes never returned."""
     if attribute.type == "complex":
+        subs = [s for s in attribute.sub_attributes if not (response and s.returned == "never")]
         shape: dict[str, Any] = {
             "type": "object",
-            "properties": {s.name: _json_schema(s) for s in attribute.sub_attributes},
+            "properties": {s.name: _json_schema(s, response) for s in subs},
             "additionalProperties": False,
         }
     else:
@@ -487,7 +490,8 @@ def _json_schema(attribute: Attribute) -> dict[str, Any]:
 
 def _add_mapped(document: dict[str, Any], schemas: SchemaSet) -> None:
     """The User and Group request and response shapes with the attributes a backend's
-    mapping adds."""
+    mapping adds; an attribute never returned (a write-only one) is left out of the response
+    shape, as ``password`` is, so that a response carrying it breaks the schema."""
     components = document["components"]["schemas"]
     mapped = [
         (kind, urn, attribute)
@@ -495,17 +499,19 @@ def _add_mapped(document: dict[str, Any], schemas: SchemaSet) -> None:
         for urn, attribute in mapped_attributes(schemas, kind)
     ]
     for kind, urn, attribute in mapped:
-        for component in (kind, f"{kind}Request"):
+        for component, response in ((kind, True), (f"{kind}Request", False)):
+            if response and attribute.returned == "never":
+                continue
             properties = components[component]["properties"]
             if urn is None:
-                properties[attribute.name] = _json_schema(attribute)
+                properties[attribute.name] = _json_schema(attribute, response)
                 continue
             extension = properties.setdefault(
                 urn, {"type": "object", "properties": {}, "additionalProperties": False}
             )
             if "$ref" in extension:  # the enterprise extension: a named component
-                extension = components[extension["$ref"].rsplit("/", 1)[-1]]
-            extension["properties"][attribute.name] = _json_schema(attribute)
+                extension = components[extension["$ref"].removeprefix(_COMPONENT_REF)]
+            extension["properties"][attribute.name] = _json_schema(attribute, response)
 
 
 @functools.lru_cache(maxsize=8)
