@@ -142,21 +142,22 @@ def _message_only(functions: dict[str, list[str]], mutant: str, orig: str) -> bo
     if body is None or original is None:
         return False
     old, new = original[1:], body[1:]
+    # Each changed line with its own position: a function may repeat a line (two raises of
+    # one error class), and the nearest raise above the change is the one it belongs to.
     changed = [
-        (a, b)
+        (i1 + offset, a, b)
         for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old, b=new).get_opcodes()
         if tag != "equal"
-        for a, b in zip(old[i1:i2], new[j1:j2], strict=False)
+        for offset, (a, b) in enumerate(zip(old[i1:i2], new[j1:j2], strict=False))
     ]
     if not changed or len(old) != len(new):
         return False
-    for before, after in changed:
+    for index, before, after in changed:
         if _STRING.sub('""', before) != _STRING.sub('""', after).replace("(None)", '("")'):
             return False
         # Inside a raise: the raise line itself, or a continuation line holding only strings.
-        index = old.index(before)
-        statement = next((line for line in reversed(old[: index + 1]) if "raise " in line), None)
-        if statement is None or index - old.index(statement) > 3:
+        raised = next((i for i in range(index, -1, -1) if "raise " in old[i]), None)
+        if raised is None or index - raised > 3:
             return False
     return True
 
