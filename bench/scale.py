@@ -28,9 +28,10 @@ Per size:
 Prints one Markdown table (a column per size, then the targets, judged at the size each one
 names: "not measured" when the run did not include it), with the date, the machine, the load
 average at the start and end of each size, the loading times and the run's total time.
-``--output FILE`` writes it there too. ``--smoke`` measures 300 and 1,000 users with a few
-samples each, in seconds. Every loop is bounded in count and in time; a wrong answer (an error
-status, a user listed twice or missed by the walk) stops the run with exit status 1.
+``--output FILE`` writes it there too (``--output`` alone: ``bench/results/scale.md``).
+``--smoke`` measures 300 and 1,000 users with a few samples each, in seconds. Every loop is
+bounded in count and in time; a wrong answer (an error status, a user listed twice or missed
+by the walk) stops the run with exit status 1.
 
 Duration: the default run is estimated at about 15 minutes on a 2-core machine (see
 bench/README.md for how), dominated at 1,000,000 users by loading, the whole walk and the
@@ -71,6 +72,7 @@ __all__ = ["DEFAULT_SIZES", "SMOKE_SIZES", "Budget", "main", "measure_size", "re
 
 DEFAULT_SIZES = (10_000, 100_000, 1_000_000)
 SMOKE_SIZES = (300, 1_000)
+DEFAULT_OUTPUT = Path(__file__).resolve().parent / "results" / "scale.md"
 BASE_URL = "http://127.0.0.1/scim/v2"
 PATCH_URN = "urn:ietf:params:scim:api:messages:2.0:PatchOp"
 #: Index pages hold 100 users, cursor pages 200 (the service's default ``max_results``).
@@ -463,15 +465,16 @@ def measure_size(users: int, budget: Budget, log: Callable[[str], None]) -> Size
             client = _Client(ScimService(backend, ServiceConfig(cursor_secret=_CURSOR_SECRET)))
             _lookups(client, data.pools.read, budget, result)
             log(f"{users:,} users: lookups done")
-            # The user the writes modify: one of the read pool, not listed in any check.
+            # The user the writes modify: a warm-up one, looked up no more.
             target_dn = data.pools.read[0].dn
-            total = _index_page(client, 1)[1]
-            result.figures["total"] = total
             slapd_pid = slapd.pid
             if slapd_pid is None or not reset_peak_rss(slapd_pid):
                 raise MeasurementError("cannot reset slapd's peak RSS (VmHWM)")
             rss_before = vm_kib(slapd_pid, "VmRSS") or 0
+            # From before the first sorted page on: its sort session stays in slapd's memory.
             with _AnonSampler(slapd_pid, SAMPLE_INTERVAL_SECONDS, SIZE_DEADLINE_SECONDS) as anon:
+                total = _index_page(client, 1)[1]
+                result.figures["total"] = total
                 _index_pages(client, admin, target_dn, total, budget, result)
                 log(f"{users:,} users: index pages done")
                 _cursor_walks(client, slapd, admin, target_dn, total, budget, deadline, result)
@@ -513,7 +516,8 @@ def _limit(key: str, limit: float, unit: str) -> Callable[[Mapping[int, SizeResu
         value = _at(results, TARGET_SIZE, key)
         if value is None:
             return "not measured"
-        return "met" if value <= limit else f"**not met** ({value:,.1f} {unit})"
+        figure = f"({value:,.1f} {unit})"
+        return f"met {figure}" if value <= limit else f"**not met** {figure}"
 
     return judge
 
@@ -698,7 +702,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--sizes", help="comma-separated user counts (default 10000,100000,1000000)"
     )
-    parser.add_argument("--output", type=Path, help="also write the Markdown there")
+    parser.add_argument(
+        "--output",
+        type=Path,
+        nargs="?",
+        const=DEFAULT_OUTPUT,
+        help=f"also write the Markdown to FILE ({DEFAULT_OUTPUT} when FILE is left out)",
+    )
     parser.add_argument(
         "--smoke", action="store_true", help="300 and 1,000 users, a few samples each"
     )
