@@ -68,7 +68,17 @@ from scim_core.config import ServiceConfig
 from scim_core.secret import Secret
 from scim_core.testing.slapd import SlapdInstance
 
-__all__ = ["DEFAULT_SIZES", "SMOKE_SIZES", "Budget", "main", "measure_size", "render"]
+__all__ = [
+    "DEFAULT_SIZES",
+    "ROWS",
+    "SMOKE_SIZES",
+    "Budget",
+    "MeasurementError",
+    "SizeResult",
+    "main",
+    "measure_size",
+    "render",
+]
 
 DEFAULT_SIZES = (10_000, 100_000, 1_000_000)
 SMOKE_SIZES = (300, 1_000)
