@@ -33,7 +33,7 @@ average at the start and end of each size, the loading times and the run's total
 bounded in count and in time; a wrong answer (an error status, a user listed twice or missed
 by the walk) stops the run with exit status 1.
 
-Duration: the default run is estimated at about 15 minutes on a 2-core machine (see
+Duration: the default run is estimated at 5 to 8 minutes on a quiet 2-core machine (see
 bench/README.md for how), dominated at 1,000,000 users by loading, the whole walk and the
 pages read after writes (each sorts every user anew).
 """
@@ -193,8 +193,9 @@ class _Client:
 
 
 class _Writer:
-    """A thread modifying one user's description every ``interval`` seconds until stopped
-    (or ``max_writes`` done): a directory that changes while a walk pages through it."""
+    """A thread modifying one user's description at once and then every ``interval`` seconds
+    until stopped (or ``max_writes`` done): a directory that changes while a walk pages
+    through it."""
 
     def __init__(self, slapd: SlapdInstance, dn: str, interval: float, max_writes: int) -> None:
         self._slapd = slapd
@@ -202,12 +203,16 @@ class _Writer:
         self._interval = interval
         self._max = max_writes
         self._stop = threading.Event()
+        self._first = threading.Event()
         self._thread = threading.Thread(target=self._run, name="scale-writer", daemon=True)
         self.writes = 0
         self.error: str | None = None
 
     def __enter__(self) -> _Writer:
         self._thread.start()
+        # The walk starts after the first write: even a walk shorter than the interval pages
+        # through a directory that just changed.
+        self._first.wait(timeout=30)
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -217,14 +222,18 @@ class _Writer:
     def _run(self) -> None:
         connection = admin_connection(self._slapd)  # its own: ldap3 connections are not shared
         try:
-            while self.writes < self._max and not self._stop.wait(self._interval):
+            while self.writes < self._max:
                 description = f"writer {self.writes} {time.time():.3f}"
                 connection.modify(self._dn, {"description": [(MODIFY_REPLACE, [description])]})
                 if connection.result["result"] != 0:
                     self.error = str(connection.result)
                     return
                 self.writes += 1
+                self._first.set()
+                if self._stop.wait(self._interval):
+                    return
         finally:
+            self._first.set()
             connection.unbind()
 
 
