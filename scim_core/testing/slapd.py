@@ -114,6 +114,7 @@ _INDEXES = (
     ("displayName", "eq,pres"),
 )
 _TLS_NAMES = (_HOST, "localhost")
+_IDL_EXPONENT = 18
 _TLS_DAYS = 365
 _START_TIMEOUT = 15.0
 _STOP_TIMEOUT = 10.0
@@ -718,6 +719,12 @@ class SlapdInstance(Launcher):
             "# bound clients.",
             'access to dn.base="" by * read',
             'access to dn.base="cn=Subschema" by users read by * none',
+            "",
+            "# An index slot holds up to 2^18 entry ids exactly (back-mdb's default, 2^16, turns",
+            "# a longer list into a range: past 65,536 members a group's memberOf lookup tests",
+            "# every entry in that range, at a million users nearly all of them).",
+            "backend mdb",
+            f"idlexp {_IDL_EXPONENT}",
             "",
             "database mdb",
             f"suffix {q(self._base_dn)}",

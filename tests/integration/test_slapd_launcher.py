@@ -176,6 +176,16 @@ def test_the_schema_is_package_data_and_the_only_copy(
     assert capsys.readouterr().out == f"{SCIM_SCHEMA}\n"
 
 
+def test_index_lists_hold_a_big_group_exactly(slapd: SlapdInstance) -> None:
+    """back-mdb's ``idlexp`` is raised in the running slapd's configuration (its effect, a big
+    group's members found without a range scan, is measured by ``python -m bench.scale``)."""
+    lines = [line.strip() for line in slapd.config_file.read_text(encoding="utf-8").splitlines()]
+    backend = lines.index("backend mdb")
+    assert lines[backend + 1] == "idlexp 18"
+    assert backend < lines.index("database mdb")
+    assert slapd.can_bind(slapd.service_dn, slapd.service_password)  # slapd took it
+
+
 def test_restart_and_kill_keep_port_and_data() -> None:
     with SlapdInstance() as instance:
         port, first_pid = instance.port, instance.pid
