@@ -154,7 +154,7 @@ class ScimService:
         if (
             self._dry_run
             and request.method.upper() in _WRITE_ACTIONS
-            and not request.path.rstrip("/").endswith(".search")
+            and not request.path.endswith("/.search")
         ):
             response = replace(response, headers={**response.headers, DRY_RUN_HEADER: "true"})
         return response

@@ -1223,3 +1223,20 @@ def test_a_dry_run_marks_every_write_and_audits_it(caplog):
     ]
     plain = ScimService(MemoryBackend()).handle(request("POST", "/Users", user_body("real")))
     assert DRY_RUN_HEADER not in plain.headers
+
+
+class PlanningWithoutScope(MemoryBackend):
+    """A backend that plans its writes and needs no scope per request."""
+
+    dry_run = True
+
+
+def test_a_dry_run_without_a_request_scope_marks_writes_only():
+    service = ScimService(PlanningWithoutScope())
+    created = service.handle(request("POST", "/Users", user_body("unscoped")))
+    assert created.status == 201 and created.headers[DRY_RUN_HEADER] == "true"
+    searched = service.handle(request("POST", "/Groups/.search", {}))
+    assert searched.status == 200 and DRY_RUN_HEADER not in searched.headers
+    # Not a search: a write to a path that ends alike is answered as one and marked.
+    refused = service.handle(request("POST", "/Users/x.search", {}))
+    assert refused.status == 405 and refused.headers[DRY_RUN_HEADER] == "true"
