@@ -368,7 +368,9 @@ def test_guessing_tokens_at_metrics_is_throttled_too(server: Server) -> None:
     statuses = [
         server.send(request("GET", "/metrics", token=f"metrics-guess-{n}"))[0] for n in range(300)
     ]
-    assert set(statuses) == {401, 429}, set(statuses)
+    # The server is the module's: earlier tests' wrong tokens may have spent this address's
+    # failure budget already, so every answer may be 429; a guess is never served.
+    assert 429 in statuses and set(statuses) <= {401, 429}, set(statuses)
 
 
 def test_scim_server_runs_the_service_worker(directory: SlapdInstance, tmp_path: Path) -> None:
