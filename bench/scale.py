@@ -44,7 +44,6 @@ import argparse
 import datetime
 import json
 import os
-import platform
 import statistics
 import sys
 import tempfile
@@ -60,6 +59,7 @@ from ldap3 import MODIFY_REPLACE
 
 from bench.data import Dataset, User, map_size, prepare
 from bench.directories import admin_connection
+from bench.run import machine_info
 from bench.servers import reset_peak_rss, vm_kib
 from scim_core import ScimRequest, ScimResponse, ScimService
 from scim_core.backends.ldap import LdapBackend
@@ -663,23 +663,11 @@ def _cell(value: float | None, digits: int) -> str:
 
 
 def _machine() -> str:
-    model = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    memory = ""
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemTotal:"):
-                memory = f", {int(line.split()[1]) / 1024 / 1024:.0f} GiB"
-                break
-    except OSError:
-        pass
-    return f"{model}, {os.cpu_count()} cores{memory}, Python {platform.python_version()}"
+    info = machine_info("python")
+    return (
+        f"{info['cpu']}, {info['cores']} cores, {info['memory_gib']:.0f} GiB, "
+        f"Python {info['python']}, {info['openldap']}, ldap3 {info['ldap3']}"
+    )
 
 
 def render(
