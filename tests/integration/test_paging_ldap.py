@@ -123,3 +123,125 @@ def test_a_small_sorted_result_reads_the_change_marker_once(backend, monkeypatch
     pages = [names(backend.find_users(small)) for _ in range(3)]
     assert pages[0] == [f"page{index:05d}" for index in range(10)] == pages[2]
     assert len(reads) == 1, reads
+
+
+# ------------------------------------------------------- writes merged into a reused snapshot
+
+
+@pytest.fixture
+def admin(big):
+    from ldap3 import Connection, Server
+
+    connection = Connection(Server(big.url), big.admin_dn, big.admin_password, auto_bind=True)
+    yield connection
+    connection.unbind()
+
+
+@pytest.fixture
+def contexts_sent(backend, monkeypatch):
+    """The context id each sorted search echoed (``None``: a fresh sort), in order."""
+    sent = []
+    search = type(backend.pager)._search
+
+    def recording(self, *args):
+        sent.append(args[7])
+        return search(self, *args)
+
+    monkeypatch.setattr(type(backend.pager), "_search", recording)
+    return sent
+
+
+def current_names(admin, big):
+    admin.search(big.users_base, "(objectClass=inetOrgPerson)", attributes=["uid"])
+    return {str(entry.uid) for entry in admin.entries}
+
+
+def index_walk(backend, count=250):
+    listed, total, start = [], None, 1
+    while total is None or start <= total:
+        page = backend.find_users(Query(start_index=start, count=count))
+        total = page.total_results
+        listed += names(page)
+        start += count
+    return listed, total
+
+
+def write_a_little_of_everything(admin, big, tag, victim):
+    """A create, a modify, a delete and a rename under the users base: (created, deleted,
+    renamed from, renamed to) uids. ``victim`` (below 400) picks the deleted and renamed."""
+    base = big.users_base
+    created, new = f"page01000{tag}", f"page00001{tag}"
+    deleted, old = f"page{2000 + victim:05d}", f"page{2500 + victim:05d}"
+    assert admin.add(
+        f"uid={created},{base}", ["inetOrgPerson"], {"uid": created, "cn": "C", "sn": "C"}
+    ), admin.result
+    assert admin.modify(f"uid=page01234,{base}", {"title": [("MODIFY_REPLACE", [tag])]})
+    assert admin.delete(f"uid={deleted},{base}"), admin.result
+    assert admin.modify_dn(f"uid={old},{base}", f"uid={new}"), admin.result
+    return created, deleted, old, new
+
+
+def test_index_pages_after_writes_reuse_the_snapshot_and_list_everyone_once(
+    backend, big, admin, contexts_sent
+):
+    backend.find_users(Query(start_index=1, count=10))  # the snapshot
+    tag = uuid.uuid4().hex[:6]
+    created, deleted, old, new = write_a_little_of_everything(admin, big, tag, 0)
+    listed, total = index_walk(backend)
+    assert contexts_sent[0] is None and all(isinstance(c, bytes) for c in contexts_sent[1:]), (
+        "a page after the writes sorted the directory again"
+    )
+    now = current_names(admin, big)
+    assert sorted(listed) == sorted(now), "each user now in the directory, listed once"
+    assert created in listed and new in listed and deleted not in listed and old not in listed
+    # The snapshot's places are kept until the list is sorted again: the deleted and the
+    # renamed-away users' places count, and a modified user's old place with its new one.
+    assert len(now) <= total <= len(now) + 3
+    modified = backend.find_users(Query(filter=parse_filter('userName eq "page01234"')))
+    assert modified.resources[0]["title"] == tag
+
+
+def test_a_walk_with_writes_between_pages_reuses_the_snapshot(
+    backend, big, admin, contexts_sent
+):
+    """Every user that exists for the whole walk is listed once, no page after a write sorts
+    the directory again, and one created or deleted meanwhile is listed at most once."""
+    before = current_names(admin, big)
+    seen, after, pages = [], "", 0
+    changed = None
+    while True:
+        page = backend.find_users(Query(count=400, keyset=True, after=after or None))
+        seen += names(page)
+        pages += 1
+        if pages == 2:
+            changed = write_a_little_of_everything(admin, big, uuid.uuid4().hex[:6], 1)
+        if page.next_position is None:
+            break
+        after = page.next_position
+    now = current_names(admin, big)
+    assert pages > 2 and changed is not None
+    assert len(seen) == len(set(seen)), "a user was listed twice"
+    assert (before & now) - {changed[2]} <= set(seen), "a lasting user was not listed"
+    assert set(seen) <= before | now
+    assert contexts_sent[0] is None and all(isinstance(c, bytes) for c in contexts_sent[1:]), (
+        "a page after the writes sorted the directory again"
+    )
+
+
+def test_past_the_delta_limit_the_list_is_sorted_again(backend, big, admin, contexts_sent):
+    from scim_core.backends.ldap.paging import delta_limit
+
+    first = backend.find_users(Query(start_index=1, count=10))
+    tag = uuid.uuid4().hex[:6]
+    modified = {f"page{index:05d}" for index in range(delta_limit(first.total_results) + 1)}
+    for uid in modified:
+        assert admin.modify(
+            f"uid={uid},{big.users_base}", {"title": [("MODIFY_REPLACE", [tag])]}
+        ), admin.result
+    again = backend.find_users(Query(start_index=1, count=10))
+    assert contexts_sent[0] is None and contexts_sent[-1] is None, contexts_sent
+    assert names(again) == names(first)  # the modified kept their places: sorted afresh
+    assert again.total_results == first.total_results
+    titles = {r["userName"]: r.get("title") for r in again.resources}
+    assert {titles[name] for name in titles.keys() & modified} == {tag}
+    assert titles.keys() & modified

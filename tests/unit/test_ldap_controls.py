@@ -361,7 +361,7 @@ def test_a_vlv_answer(count: int, result: int, context: bytes | None) -> None:
         (SORT_OID, b"\x30\x03\x0a\x01\x00"),
         (VLV_RESPONSE_OID, vlv_response(5, count, result, context)),
     )
-    assert parse_vlv_response(controls) == VlvResult(count, result, context)
+    assert parse_vlv_response(controls) == VlvResult(count, result, context, 5)
 
 
 def test_a_vlv_answer_in_a_search_result() -> None:
@@ -375,7 +375,7 @@ def test_a_vlv_answer_in_a_search_result() -> None:
     data = tlv(SEQUENCE, tlv(INTEGER, b"\x07") + done + tlv(CONSTRUCTED_0, control))
     _, tag, start, end = parse_message(data)
     final = parse_final(data, start, end, tag, frozenset())
-    assert parse_vlv_response(final["controls"]) == VlvResult(42, 0, b"k")
+    assert parse_vlv_response(final["controls"]) == VlvResult(42, 0, b"k", 1)
 
 
 @pytest.mark.parametrize(

@@ -164,11 +164,13 @@ def values_return_filter(attribute: str, values: list[str]) -> Control:
 
 @dataclass(frozen=True)
 class VlvResult:
-    """What the server said about the window: the total count, result code and context."""
+    """What the server said about the window: the total count, result code and context, and
+    the list position (1-based) of the window's target entry."""
 
     content_count: int
     result: int
     context_id: bytes | None
+    target_position: int
 
 
 def parse_vlv_response(controls: dict[str, Any] | None) -> VlvResult | None:
@@ -188,6 +190,7 @@ def parse_vlv_response(controls: dict[str, Any] | None) -> VlvResult | None:
             content_count=int(decoded["contentCount"]),
             result=int(decoded["virtualListViewResult"]),
             context_id=bytes(context) if context.isValue else None,
+            target_position=int(decoded["targetPosition"]),
         )
     except PyAsn1Error:
         # Never a count guessed from the entries returned: the page's total would be wrong.

@@ -98,7 +98,12 @@ def _page(
     query: Query,
     attributes: list[str],
 ) -> tuple[int, list[dict[str, Any]], str | None]:
-    """(total, the page's entries, the key of its last entry when more follow)."""
+    """(total, the page's entries, the key to continue after when more may follow).
+
+    Each base's window covers the keys up to its last entry (or every key, when it reaches
+    the end of that base's list); the page is the first ``count`` entries after the cursor
+    within what every base covered, entries changed since a reused snapshot merged in by key.
+    """
     wanted = (
         [*attributes, key] if key.lower() not in {a.lower() for a in attributes} else attributes
     )
@@ -107,28 +112,53 @@ def _page(
     # the previous page ended with, which a target by value includes when it still exists.
     size = query.count + 2 if query.count else 0
     total = 0
-    found: list[tuple[str, dict[str, Any]]] = []
+    found: dict[str, tuple[str, dict[str, Any]]] = {}
+    covered: tuple[str, str] | None = None  # (order, text) of the lowest base's last key
     if backend._capabilities().sorted_windows:
         for base in place.bases:
             try:
                 window = pager.window(
-                    base, search_filter, key, 1, size, wanted, place.scope, value=after
+                    base,
+                    search_filter,
+                    key,
+                    1,
+                    size,
+                    wanted,
+                    place.scope,
+                    value=after,
+                    changes=True,
                 )
             except LDAPOperationResult as error:
                 raise scim_error(error, "the search") from None
-            total += window.total
-            found += [(order(_text(first(e["attributes"], key) or "")), e) for e in window.entries]
+            total += window.total + len(window.changed)
+            # A changed entry is read after the window: where both hold it, its newer self.
+            for entry in [*window.entries, *window.changed]:
+                text = _text(first(entry["attributes"], key) or "")
+                found[order(text)] = (text, entry)
+            if not window.reaches_end and window.last_seen is not None:
+                text = _text(first(window.last_seen["attributes"], key) or "")
+                if covered is None or order(text) < covered[0]:
+                    covered = (order(text), text)
     else:
         entries, _ = backend._search_in(place, search_filter, wanted)
         total = len(entries)
-        found = [(order(_text(first(e["attributes"], key) or "")), e) for e in entries]
-    found.sort(key=lambda item: item[0])
-    if after is not None:
-        found = [item for item in found if item[0] > order(after)]
-    page = found[: query.count] if query.count else []
-    more = len(found) > len(page) and bool(page)
-    last = _text(first(page[-1][1]["attributes"], key)) if more else None
-    return total, [entry for _, entry in page], last
+        for entry in entries:
+            text = _text(first(entry["attributes"], key) or "")
+            found[order(text)] = (text, entry)
+    low = order(after) if after is not None else None
+    keys = sorted(
+        k for k in found if (low is None or k > low) and (covered is None or k <= covered[0])
+    )
+    page = keys[: query.count] if query.count else []
+    if not query.count:
+        last = None
+    elif len(keys) > len(page):
+        last = found[page[-1]][0]
+    else:
+        # Every key this page could see is on it: the walk goes on past what the windows
+        # covered, if any base has more.
+        last = covered[1] if covered is not None else None
+    return total, [found[k][1] for k in page], last
 
 
 def find_users(backend: Users, query: Query) -> Page:
