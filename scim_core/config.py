@@ -167,11 +167,5 @@ class ServiceConfig:
     def from_environ(cls, environ: Mapping[str, str]) -> ServiceConfig:
         """Build from ``SCIM_*`` variables; :class:`ConfigError` names a bad one."""
         values = read_settings(SERVICE_SETTINGS, environ)
-        return cls(
-            max_results=values["SCIM_MAX_RESULTS"],
-            default_count=values["SCIM_DEFAULT_COUNT"],
-            max_body_bytes=values["SCIM_MAX_BODY_BYTES"],
-            max_filter_length=values["SCIM_MAX_FILTER_LENGTH"],
-            cursor_secret=values["SCIM_CURSOR_SECRET"],
-            cursor_timeout=values["SCIM_CURSOR_TIMEOUT"],
-        )
+        # Each SCIM_X is the field x: the table above is the one list of them.
+        return cls(**{name.removeprefix("SCIM_").lower(): value for name, value in values.items()})

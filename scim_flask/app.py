@@ -20,6 +20,7 @@ from scim_core.backend import Backend, load_backend
 from scim_core.errors import (
     InternalError,
     InvalidSyntax,
+    InvalidValue,
     MethodNotAllowed,
     NotFound,
     PayloadTooLarge,
@@ -61,13 +62,6 @@ class _RequestTimeout(ScimError):
     """The request (its body) did not arrive within ``SCIM_READ_TIMEOUT``."""
 
     status = 408
-
-
-class _UncheckedHost(ScimError):
-    """No public URL is configured and the request names a Host that is not loopback."""
-
-    status = 400
-    scim_type = "invalidValue"
 
 
 _HTTP_ERRORS: dict[int, type[ScimError]] = {
@@ -248,7 +242,7 @@ def _failed_authentication() -> ScimError:
 def _public_base() -> str:
     """Where clients reach the service: the configured public URL, else a loopback Host.
 
-    :raises _UncheckedHost: without a public URL, for any Host that is not loopback: a URL in
+    :raises InvalidValue: without a public URL, for any Host that is not loopback: a URL in
         an answer built from a Host the client chose would send the next client elsewhere.
     """
     configured: str | None = _state()["settings"].public_url
@@ -257,7 +251,7 @@ def _public_base() -> str:
     host = request.host.lower()
     name = host[: host.find("]") + 1] if host.startswith("[") else host.rsplit(":", 1)[0]
     if name not in _LOOPBACK_HOSTS:
-        raise _UncheckedHost(
+        raise InvalidValue(
             "This service answers only on its public URL; its administrator sets SCIM_PUBLIC_URL."
         )
     return request.host_url.rstrip("/") + request.script_root

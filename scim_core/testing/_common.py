@@ -8,6 +8,7 @@ manager, and the foreground runner behind each launcher's ``python -m``.
 
 from __future__ import annotations
 
+import argparse
 import atexit
 import os
 import shutil
@@ -29,6 +30,7 @@ __all__ = [
     "Launcher",
     "answers",
     "find_binary",
+    "foreground_parser",
     "run_tool",
     "serve_in_foreground",
     "service_settings",
@@ -316,6 +318,11 @@ class Launcher:
         raise NotImplementedError
 
     @property
+    def directory(self) -> Path:
+        """The folder holding the server's configuration, data and log."""
+        return self._directory
+
+    @property
     def pid(self) -> int | None:
         """The process id of the running server, or None when stopped."""
         return self._proc.pid if self.running and self._proc is not None else None
@@ -508,6 +515,21 @@ def bind_checked(
         return simple_bind(host, port, name, password, ca_file=ca_file) == 0
     except (OSError, ValueError) as failure:
         raise error(f"cannot bind on {url}: {failure}") from failure
+
+
+def foreground_parser(
+    module: str,
+    description: str,
+    *,
+    seed_help: str,
+    directory_help: str = "folder for config and data (kept); default: a temporary folder",
+) -> argparse.ArgumentParser:
+    """The command line of ``python -m MODULE`` with the options every launcher takes,
+    ``--directory`` and ``--no-seed`` (``args.seed``); the launcher adds its own."""
+    parser = argparse.ArgumentParser(prog=f"python -m {module}", description=description)
+    parser.add_argument("--directory", type=Path, default=None, help=directory_help)
+    parser.add_argument("--no-seed", dest="seed", action="store_false", help=seed_help)
+    return parser
 
 
 def serve_in_foreground(instance: _Instance, error: type[Exception], what: str) -> int:

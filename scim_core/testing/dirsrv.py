@@ -61,7 +61,6 @@ prints ``LDAP_*=value`` lines and stops on SIGINT/SIGTERM.
 
 from __future__ import annotations
 
-import argparse
 import base64
 import configparser
 import contextlib
@@ -84,6 +83,7 @@ from scim_core.testing._common import (
     answers,
     bind_checked,
     find_binary,
+    foreground_parser,
     run_tool,
     serve_in_foreground,
 )
@@ -402,11 +402,6 @@ class DirsrvInstance(Launcher):
     def name(self) -> str:
         """The 389 instance name (``dsctl NAME ...`` with :meth:`tool_environment`)."""
         return self._name
-
-    @property
-    def directory(self) -> Path:
-        """The folder holding the instance (its ``PREFIX``)."""
-        return self._directory
 
     @property
     def config_dir(self) -> Path:
@@ -1079,21 +1074,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     :param argv: command-line arguments (``sys.argv[1:]`` when None).
     :returns: 0 after a clean stop, 1 if ns-slapd failed or died.
     """
-    parser = argparse.ArgumentParser(
-        prog="python -m scim_core.testing.dirsrv",
-        description="Run a throwaway 389 Directory Server seeded with examples/389ds.",
-    )
-    parser.add_argument(
-        "--directory",
-        type=Path,
-        default=None,
-        help="folder for the instance (kept, and reused next time); default: a temporary "
-        "folder, removed on exit",
+    parser = foreground_parser(
+        "scim_core.testing.dirsrv",
+        "Run a throwaway 389 Directory Server seeded with examples/389ds.",
+        directory_help="folder for the instance (kept, and reused next time); default: a "
+        "temporary folder, removed on exit",
+        seed_help="do not add alice, bob, carol",
     )
     parser.add_argument("--name", default=None, help="the 389 instance name")
-    parser.add_argument(
-        "--no-seed", dest="seed", action="store_false", help="do not add alice, bob, carol"
-    )
     args = parser.parse_args(argv)
 
     instance = DirsrvInstance(args.directory, seed=args.seed, name=args.name)

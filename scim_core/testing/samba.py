@@ -41,7 +41,6 @@ ports are below 1024) and the Debian packages ``samba``, ``samba-ad-dc`` and
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import errno
 import ipaddress
@@ -62,6 +61,7 @@ from scim_core.testing._common import (
     answers,
     bind_checked,
     find_binary,
+    foreground_parser,
     run_tool,
     serve_in_foreground,
 )
@@ -253,11 +253,6 @@ class SambaDcInstance(Launcher):
     def ca_file(self) -> Path:
         """The private CA certificate (PEM) that verifies :attr:`url`'s certificate."""
         return self._directory / "tls" / "ca.crt"
-
-    @property
-    def directory(self) -> Path:
-        """The folder with ``etc/smb.conf``, ``private/``, ``state/``, ``tls/`` and ``log/``."""
-        return self._directory
 
     @property
     def config_file(self) -> Path:
@@ -636,20 +631,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     :param argv: command-line arguments (``sys.argv[1:]`` when None).
     :returns: 0 after a clean stop, 1 if samba failed or died.
     """
-    parser = argparse.ArgumentParser(
-        prog="python -m scim_core.testing.samba",
-        description="Run a throwaway Samba Active Directory domain controller.",
-    )
-    parser.add_argument(
-        "--directory",
-        type=Path,
-        default=None,
-        help="folder for config and data (kept); default: a temporary folder",
+    parser = foreground_parser(
+        "scim_core.testing.samba",
+        "Run a throwaway Samba Active Directory domain controller.",
+        seed_help="do not add alice, bob, developers",
     )
     parser.add_argument("--host", default="127.0.0.1", help="loopback address to listen on")
-    parser.add_argument(
-        "--no-seed", dest="seed", action="store_false", help="do not add alice, bob, developers"
-    )
     args = parser.parse_args(argv)
 
     instance = SambaDcInstance(args.directory, seed=args.seed, host=args.host)

@@ -35,7 +35,6 @@ it prints ``LDAP_*=value`` lines and stops on SIGINT/SIGTERM.
 
 from __future__ import annotations
 
-import argparse
 import base64
 import hashlib
 import os
@@ -53,6 +52,7 @@ from scim_core.testing._common import (
     Launcher,
     answers,
     find_binary,
+    foreground_parser,
     run_tool,
     serve_in_foreground,
     tail,
@@ -480,11 +480,6 @@ class SlapdInstance(Launcher):
         return None if files is None else files.ca_file
 
     @property
-    def directory(self) -> Path:
-        """The folder with ``slapd.conf``, ``data/`` and ``slapd.log``."""
-        return self._directory
-
-    @property
     def config_file(self) -> Path:
         """The generated ``slapd.conf``."""
         return self._directory / "slapd.conf"
@@ -880,20 +875,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     :param argv: command-line arguments (``sys.argv[1:]`` when None).
     :returns: 0 after a clean stop, 1 if slapd failed or died.
     """
-    parser = argparse.ArgumentParser(
-        prog="python -m scim_core.testing.slapd",
-        description="Run a throwaway OpenLDAP slapd seeded with examples/slapd.",
-    )
-    parser.add_argument(
-        "--directory",
-        type=Path,
-        default=None,
-        help="folder for config and data (kept); default: a temporary folder",
+    parser = foreground_parser(
+        "scim_core.testing.slapd",
+        "Run a throwaway OpenLDAP slapd seeded with examples/slapd.",
+        seed_help="do not load the seed LDIF files",
     )
     parser.add_argument("--port", type=int, default=None, help="port on 127.0.0.1")
-    parser.add_argument(
-        "--no-seed", dest="seed", action="store_false", help="do not load the seed LDIF files"
-    )
     parser.add_argument(
         "--seed-file",
         dest="seed_files",
