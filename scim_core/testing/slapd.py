@@ -109,6 +109,7 @@ _INDEXES = (
     ("manager", "eq"),
     ("entryUUID", "eq"),
     ("entryCSN", "eq"),
+    ("createTimestamp", "eq"),
     ("pwdAccountLockedTime", "eq,pres"),
     ("scimExternalId", "eq"),
     ("displayName", "eq,pres"),

@@ -17,6 +17,13 @@ from scim_core.testing.slapd import SlapdInstance, slapadd
 USERS = 3000
 
 
+def created_at(index):
+    """Creation times spread over 37 seconds in an order unlike the uids', the first 600
+    users in one second (more than a part of the walks below holds)."""
+    second = 0 if index < 600 else 1 + index * 7 % 37
+    return f"2020010100{second // 60:02d}{second % 60:02d}Z"
+
+
 @pytest.fixture(scope="module")
 def big(tmp_path_factory):
     instance = SlapdInstance()
@@ -27,7 +34,8 @@ def big(tmp_path_factory):
             uid = f"page{index:05d}"
             out.write(
                 f"dn: uid={uid},{instance.users_base}\nobjectClass: inetOrgPerson\n"
-                f"uid: {uid}\ncn: P {index}\nsn: P\nmail: {uid}@example.com\n\n"
+                f"uid: {uid}\ncn: P {index}\nsn: P\nmail: {uid}@example.com\n"
+                f"createTimestamp: {created_at(index)}\n\n"
             )
     slapadd(instance, ldif)
     yield instance
@@ -139,16 +147,25 @@ def admin(big):
 
 @pytest.fixture
 def contexts_sent(backend, monkeypatch):
-    """The context id each sorted search echoed (``None``: a fresh sort), in order."""
-    sent = []
+    """The context id each sorted search echoed (``None``: a fresh sort), in order, per list
+    (sort key and filter)."""
+    sent = {}
     search = type(backend.pager)._search
 
     def recording(self, *args):
-        sent.append(args[7])
+        sent.setdefault((args[3], args[2]), []).append(args[7])
         return search(self, *args)
 
     monkeypatch.setattr(type(backend.pager), "_search", recording)
     return sent
+
+
+def sorted_once_each(contexts_sent):
+    """Each list was sorted once, by its first search, and reused by every later one."""
+    return contexts_sent and all(
+        sent[0] is None and all(isinstance(c, bytes) for c in sent[1:])
+        for sent in contexts_sent.values()
+    )
 
 
 def current_names(admin, big):
@@ -188,9 +205,7 @@ def test_index_pages_after_writes_reuse_the_snapshot_and_list_everyone_once(
     tag = uuid.uuid4().hex[:6]
     created, deleted, old, new = write_a_little_of_everything(admin, big, tag, 0)
     listed, total = index_walk(backend)
-    assert contexts_sent[0] is None and all(isinstance(c, bytes) for c in contexts_sent[1:]), (
-        "a page after the writes sorted the directory again"
-    )
+    assert sorted_once_each(contexts_sent), "a page after the writes sorted the directory again"
     now = current_names(admin, big)
     assert sorted(listed) == sorted(now), "each user now in the directory, listed once"
     assert created in listed and new in listed and deleted not in listed and old not in listed
@@ -201,9 +216,7 @@ def test_index_pages_after_writes_reuse_the_snapshot_and_list_everyone_once(
     assert modified.resources[0]["title"] == tag
 
 
-def test_a_walk_with_writes_between_pages_reuses_the_snapshot(
-    backend, big, admin, contexts_sent
-):
+def test_a_walk_with_writes_between_pages_reuses_the_snapshot(backend, big, admin, contexts_sent):
     """Every user that exists for the whole walk is listed once, no page after a write sorts
     the directory again, and one created or deleted meanwhile is listed at most once."""
     before = current_names(admin, big)
@@ -223,9 +236,7 @@ def test_a_walk_with_writes_between_pages_reuses_the_snapshot(
     assert len(seen) == len(set(seen)), "a user was listed twice"
     assert (before & now) - {changed[2]} <= set(seen), "a lasting user was not listed"
     assert set(seen) <= before | now
-    assert contexts_sent[0] is None and all(isinstance(c, bytes) for c in contexts_sent[1:]), (
-        "a page after the writes sorted the directory again"
-    )
+    assert sorted_once_each(contexts_sent), "a page after the writes sorted the directory again"
 
 
 def test_past_the_delta_limit_the_list_is_sorted_again(backend, big, admin, contexts_sent):
@@ -239,9 +250,85 @@ def test_past_the_delta_limit_the_list_is_sorted_again(backend, big, admin, cont
             f"uid={uid},{big.users_base}", {"title": [("MODIFY_REPLACE", [tag])]}
         ), admin.result
     again = backend.find_users(Query(start_index=1, count=10))
-    assert contexts_sent[0] is None and contexts_sent[-1] is None, contexts_sent
+    (sent,) = contexts_sent.values()
+    assert sent[0] is None and sent[-1] is None, sent
     assert names(again) == names(first)  # the modified kept their places: sorted afresh
     assert again.total_results == first.total_results
     titles = {r["userName"]: r.get("title") for r in again.resources}
     assert {titles[name] for name in titles.keys() & modified} == {tag}
     assert titles.keys() & modified
+
+
+# ------------------------------------------------------- walks in parts by creation time
+
+
+@pytest.fixture
+def small_parts(monkeypatch):
+    """Parts of about 250 users (3,000 users: a dozen parts, the first of 600 created in one
+    second)."""
+    from scim_core.backends.ldap import keyset
+
+    monkeypatch.setattr(keyset, "PART_SIZE", 250)
+
+
+def walk_users(backend, count, between=None):
+    """(each page's resources, the position each page gave) of a whole walk."""
+    pages, positions, after = [], [], None
+    while True:
+        page = backend.find_users(Query(count=count, keyset=True, after=after))
+        pages.append(list(page.resources))
+        if page.next_position is None:
+            return pages, positions
+        positions.append(page.next_position)
+        after = page.next_position
+        if between is not None:
+            between(len(pages))
+
+
+def test_a_walk_in_parts_lists_everyone_once_each_page_in_id_order(
+    backend, big, admin, small_parts
+):
+    pages, positions = walk_users(backend, 200)
+    names = [r["userName"] for page in pages for r in page]
+    assert sorted(names) == sorted(current_names(admin, big))
+    for page in pages:
+        ids = [r["id"].lower() for r in page]
+        assert ids == sorted(ids)
+    lows = [p.split("~")[0] for p in positions]
+    assert len(set(lows)) >= 8, positions
+    # A part is at least a second: the 600 users created in the first one are one part.
+    first_part = [p for p in positions if p.startswith("~20200101000000Z~")]
+    assert len(first_part) >= 2, positions
+    assert pages[-1], "the walk ends on a page with users"
+
+
+def current_ids(admin, big):
+    admin.search(big.users_base, "(objectClass=inetOrgPerson)", attributes=["entryUUID"])
+    return {str(entry.entryUUID).lower() for entry in admin.entries}
+
+
+def test_a_walk_in_parts_with_writes_between_pages(backend, big, admin, small_parts):
+    """Created, deleted, renamed and modified users between pages: each user that exists
+    for the whole walk is listed once (by id: a renamed one under either name)."""
+    before = current_ids(admin, big)
+    changed = []
+
+    def between(number):
+        if number in (2, 9):
+            changed.append(write_a_little_of_everything(admin, big, uuid.uuid4().hex[:6], number))
+
+    pages, _ = walk_users(backend, 150, between)
+    seen = [r["id"].lower() for page in pages for r in page]
+    now = current_ids(admin, big)
+    assert len(changed) == 2
+    assert len(seen) == len(set(seen)), "a user was listed twice"
+    assert before & now <= set(seen), "a user that existed throughout was not listed"
+    assert set(seen) <= before | now
+    assert len(before - now) == 2 and len(now - before) == 2  # the two deleted, two created
+
+
+def test_a_cursor_position_of_another_shape_is_invalid(backend, small_parts):
+    from scim_core.errors import InvalidCursor
+
+    with pytest.raises(InvalidCursor):
+        backend.find_users(Query(count=10, keyset=True, after="5f0c-not-a-position"))

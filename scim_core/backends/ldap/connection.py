@@ -325,8 +325,8 @@ class ConnectionFactory:
         raise DirectoryUnavailable()
 
     def close(self) -> None:
-        """Close this thread's connections."""
-        for role in ("connection", "sorted", "keyset"):
+        """Close this thread's connections, of every role it opened."""
+        for role in list(vars(self._local)):
             self.discard(role)
 
     @property

@@ -171,6 +171,8 @@ class Directory:
         )
         #: The pager of cursor walks over users, made on the first (see :mod:`.keyset`).
         self.keyset_pager: SortedPager | None = None
+        #: The pager of the list by creation time that cuts walks into parts (:mod:`.keyset`).
+        self.parts_pager: SortedPager | None = None
 
     def _search(
         self,

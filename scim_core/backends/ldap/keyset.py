@@ -37,13 +37,21 @@ mappings and scopes, and its helpers that read entries into resources (``_user_a
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ldap3.core.exceptions import LDAPOperationResult
 
 from scim_core.backend import Page, Query
 from scim_core.backends.ldap.filter import list_filter, to_ldap
-from scim_core.backends.ldap.paging import SortedPager
+from scim_core.backends.ldap.paging import SortedPager, SortedWindow
+from scim_core.backends.ldap.parts import (
+    CREATED,
+    PART_SIZE,
+    WalkPosition,
+    part_filter,
+    second_of,
+)
 from scim_core.backends.ldap.results import scim_error
 from scim_core.backends.ldap.values import case_ignored, first
 
@@ -52,7 +60,7 @@ if TYPE_CHECKING:
     from scim_core.backends.ldap.groups import Groups
     from scim_core.backends.ldap.users import Users
 
-__all__ = ["KEYSET_DIALECTS", "find_groups", "find_users", "keyset_pager"]
+__all__ = ["KEYSET_DIALECTS", "PARTED_DIALECTS", "find_groups", "find_users", "keyset_pager"]
 
 #: The directory profiles cursor walks are offered on, with the key users are walked by (the
 #: profile's id attribute) and its ordering rule (``None``: the attribute's own). Tested on
@@ -64,8 +72,15 @@ KEYSET_DIALECTS: dict[str, tuple[str, str | None]] = {
     "389ds": ("nsUniqueId", None),
 }
 
+#: The directory profiles whose user walks go part by part (:mod:`.parts`): their creation
+#: time is kept in an ordered index.
+PARTED_DIALECTS = frozenset({"openldap"})
+
 _GROUP_KEY = "cn"
 _ROLE = "keyset"
+_PARTS_ROLE = "parts"
+#: Empty parts a page moves past before it answers (empty, with a cursor to go on from).
+_PARTS_PER_PAGE = 64
 
 
 def keyset_pager(backend: Directory) -> SortedPager:
@@ -161,15 +176,119 @@ def _page(
     return total, [found[k][1] for k in page], last
 
 
-def find_users(backend: Users, query: Query) -> Page:
-    """A cursor page of users, walked by their id."""
+def _parts_pager(backend: Directory) -> SortedPager:
+    """The backend's pager for the list by creation time, which places a walk's parts and
+    counts its total, on a connection of its own."""
+    pager = backend.parts_pager
+    if pager is None:
+        pager = SortedPager(
+            backend.connections,
+            backend.settings.vlv_per_connection,
+            None,
+            backend.binary,
+            role=_PARTS_ROLE,
+        )
+        backend.parts_pager = pager
+    return pager
+
+
+def _by_creation(
+    backend: Directory, place: Place, search_filter: str, start: int, value: str | None
+) -> SortedWindow:
+    """One entry's window of the list by creation time, at ``start`` or at ``value``."""
+    try:
+        return _parts_pager(backend).window(
+            place.bases[0],
+            search_filter,
+            CREATED,
+            start,
+            1,
+            [CREATED],
+            place.scope,
+            value=value,
+            changes=True,
+        )
+    except LDAPOperationResult as error:
+        raise scim_error(error, "the search") from None
+
+
+def _part_end(backend: Directory, place: Place, search_filter: str, low: str) -> str:
+    """The last second of the part that starts at ``low``: the creation time of the user
+    :data:`PART_SIZE` places after the part's first, in the list by creation time (empty: the
+    part is the walk's last)."""
+    start = _by_creation(backend, place, search_filter, 1, low or None)
+    end = start.position + PART_SIZE
+    if end > start.total:
+        return ""
+    window = _by_creation(backend, place, search_filter, end, None)
+    created = first(window.last_seen["attributes"], CREATED) if window.last_seen else None
+    if created is None:
+        return ""  # no creation time from here on: the rest is the last part
+    return max(second_of(created), low)
+
+
+def _total(backend: Directory, place: Place, search_filter: str) -> int:
+    try:
+        window = _parts_pager(backend).window(
+            place.bases[0], search_filter, CREATED, 1, 0, [], place.scope, changes=True
+        )
+    except LDAPOperationResult as error:
+        raise scim_error(error, "the search") from None
+    return window.total + len(window.changed)
+
+
+def _parted_users(backend: Users, query: Query, search_filter: str) -> Page:
+    """A cursor page of users on a directory whose walks go part by part (:mod:`.parts`): a
+    page holds users of one part, walked by id; when a part ends, the next page starts the
+    next part. The total is the whole list's, from the list by creation time."""
+    place = backend._user_place
+    total = _total(backend, place, search_filter)
+    if not query.count:
+        return Page(total)
     key, _ = KEYSET_DIALECTS[backend.settings.dialect]
+    attributes = backend._user_attributes(query.attributes)
+    position = WalkPosition.read(query.after)
+    entries: list[dict[str, Any]] = []
+    following: WalkPosition | None = position
+    for _ in range(_PARTS_PER_PAGE):
+        if position.high is None:
+            position = replace(
+                position, high=_part_end(backend, place, search_filter, position.low)
+            )
+        _, entries, last = _page(
+            backend,
+            keyset_pager(backend),
+            place,
+            part_filter(search_filter, position),
+            key,
+            str.lower,
+            replace(query, after=position.after or None),
+            attributes,
+        )
+        if last is not None:
+            following = replace(position, after=last)
+            break
+        following = position.next_part() if position.high else None
+        if entries or following is None:
+            break
+        position = following
+    return Page(total, backend._to_users(entries), following.text() if following else None)
+
+
+def find_users(backend: Users, query: Query) -> Page:
+    """A cursor page of users, walked by their id (part by part where the directory keeps
+    creation times in order and the users live under one base)."""
     condition = to_ldap(query.filter, backend.user_filters) if query.filter else ""
+    search_filter = list_filter(backend.profile.user_filter, condition)
+    place = backend._user_place
+    if backend.settings.dialect in PARTED_DIALECTS and len(place.bases) == 1:
+        return _parted_users(backend, query, search_filter)
+    key, _ = KEYSET_DIALECTS[backend.settings.dialect]
     total, entries, last = _page(
         backend,
         keyset_pager(backend),
-        backend._user_place,
-        list_filter(backend.profile.user_filter, condition),
+        place,
+        search_filter,
         key,
         str.lower,  # the id's ordering rule compares the UUID's octets: its hex, lower case
         query,

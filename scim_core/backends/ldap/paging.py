@@ -90,6 +90,8 @@ class SortedWindow:
     :ivar reaches_end: the window reaches the end of the sorted list.
     :ivar last_seen: the window's last entry as the snapshot gave it, changed or not (``None``
         when it gave none).
+    :ivar position: the list position (1-based) the window starts at; ``total + 1`` when a
+        target by value is past every entry.
     """
 
     total: int
@@ -97,6 +99,7 @@ class SortedWindow:
     changed: list[dict[str, Any]] = field(default_factory=list)
     reaches_end: bool = True
     last_seen: dict[str, Any] | None = None
+    position: int = 1
 
 
 def _csn_parts(csn: str) -> tuple[str, str]:
@@ -330,6 +333,7 @@ class SortedPager:
             changed,
             window.reaches_end,
             window.last_seen,
+            window.position,
         )
 
     def _remember(
@@ -403,7 +407,8 @@ class SortedPager:
         received = vlv.context_id if vlv else None
         first_place = vlv.target_position if vlv else start
         if count == 0 or (value is None and start > total):
-            return SortedWindow(total, [], reaches_end=True), received
+            return SortedWindow(total, [], position=first_place), received
         kept = entries[:count]
         reaches_end = first_place + count - 1 >= total
-        return SortedWindow(total, kept, [], reaches_end, kept[-1] if kept else None), received
+        last = kept[-1] if kept else None
+        return SortedWindow(total, kept, [], reaches_end, last, first_place), received
