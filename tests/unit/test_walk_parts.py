@@ -1,6 +1,6 @@
 """A cursor walk's parts (scim_core.backends.ldap.parts): positions, filters, seconds."""
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
@@ -96,7 +96,7 @@ def test_a_part_must_be_chosen_before_its_filter():
         ("20261128125120-01", "20261128135120Z"),
         ("20261128135120.5-0130", "20261128152120Z"),
         ("20261128135120", "20261128135120Z"),  # local time as the server said it
-        (datetime(2026, 11, 28, 13, 51, 20, tzinfo=timezone.utc), "20261128135120Z"),
+        (datetime(2026, 11, 28, 13, 51, 20, tzinfo=UTC), "20261128135120Z"),
         (
             datetime(2026, 11, 28, 14, 51, 20, 500, tzinfo=timezone(timedelta(hours=1))),
             "20261128135120Z",
