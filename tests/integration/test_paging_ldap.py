@@ -332,3 +332,21 @@ def test_a_cursor_position_of_another_shape_is_invalid(backend, small_parts):
 
     with pytest.raises(InvalidCursor):
         backend.find_users(Query(count=10, keyset=True, after="5f0c-not-a-position"))
+
+
+def test_users_without_a_creation_time_are_in_the_walks_last_part(backend, big, admin, small_parts):
+    """A directory that keeps no creation time for some entries (written with lastmod off):
+    they are listed once, in the last part."""
+    from ldap3 import MODIFY_DELETE
+
+    relax = ("1.3.6.1.4.1.4203.666.5.12", True, None)  # lets the rootdn drop it
+    undated = [f"page{index:05d}" for index in (5, 1700, 2999)]
+    for uid in undated:
+        dn = f"uid={uid},{big.users_base}"
+        assert admin.modify(dn, {"createTimestamp": [(MODIFY_DELETE, [])]}, controls=[relax]), (
+            admin.result
+        )
+    pages, _ = walk_users(backend, 200)
+    names = [r["userName"] for page in pages for r in page]
+    assert sorted(names) == sorted(current_names(admin, big))
+    assert set(undated) <= set(names)

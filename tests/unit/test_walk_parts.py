@@ -23,6 +23,7 @@ USERS = "(objectClass=inetOrgPerson)"
         WalkPosition("20200101000000Z", None, ""),
         WalkPosition("", "20200101000000Z", "f3134182-7f7e-1041-9678-ed2cda51eef9"),
         WalkPosition("20200101000000Z", "", "abc"),
+        WalkPosition("20200101000000Z", "!", "abc"),
     ],
 )
 def test_a_position_reads_back_as_written(position):
@@ -44,6 +45,7 @@ def test_a_walk_starts_at_the_beginning_with_its_first_part_to_choose():
         "20200101000000~*~",  # no Z
         "~2020010100000Z~",
         "~?~",
+        "~!!~",
         "x20200101000000Z~*~",
     ],
 )
@@ -58,7 +60,7 @@ def test_the_next_part_starts_the_second_after_this_ones_end():
     assert position.next_part() == WalkPosition("20200102000000Z", None, "")
 
 
-@pytest.mark.parametrize("high", ["", None])
+@pytest.mark.parametrize("high", ["", "!", None])
 def test_the_last_or_an_unchosen_part_has_no_next(high):
     with pytest.raises(ValueError):
         WalkPosition("20200101000000Z", high).next_part()
@@ -73,12 +75,22 @@ def test_a_parts_filter():
     assert part_filter(USERS, first) == f"(&{USERS}({CREATED}<=20200101000009Z))"
 
 
-def test_the_last_part_also_holds_users_without_a_creation_time():
-    last = WalkPosition("20200101000010Z", "")
+def test_the_last_part():
+    assert part_filter(USERS, WalkPosition("20200101000010Z", "")) == (
+        f"(&{USERS}({CREATED}>=20200101000010Z))"
+    )
+    assert part_filter(USERS, WalkPosition("", "")) == USERS  # one part: the whole list
+    assert WalkPosition("x", "").last_part and WalkPosition("x", "!").last_part
+    assert not WalkPosition("x", "20200101000010Z").last_part
+    assert not WalkPosition("x", None).last_part
+
+
+def test_the_last_part_also_holds_users_without_a_creation_time_where_there_are_some():
+    last = WalkPosition("20200101000010Z", "!")
     assert part_filter(USERS, last) == (
         f"(&{USERS}(|({CREATED}>=20200101000010Z)(!({CREATED}=*))))"
     )
-    assert part_filter(USERS, WalkPosition("", "")) == USERS  # one part: the whole list
+    assert part_filter(USERS, WalkPosition("", "!")) == USERS
 
 
 def test_a_part_must_be_chosen_before_its_filter():

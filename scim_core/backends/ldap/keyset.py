@@ -48,6 +48,8 @@ from scim_core.backends.ldap.paging import SortedPager, SortedWindow
 from scim_core.backends.ldap.parts import (
     CREATED,
     PART_SIZE,
+    TO_THE_END,
+    TO_THE_END_AND_UNDATED,
     WalkPosition,
     part_filter,
     second_of,
@@ -212,19 +214,24 @@ def _by_creation(
         raise scim_error(error, "the search") from None
 
 
+def _created(window: SortedWindow) -> Any:
+    return first(window.last_seen["attributes"], CREATED) if window.last_seen else None
+
+
 def _part_end(backend: Directory, place: Place, search_filter: str, low: str) -> str:
     """The last second of the part that starts at ``low``: the creation time of the user
-    :data:`PART_SIZE` places after the part's first, in the list by creation time (empty: the
-    part is the walk's last)."""
+    :data:`PART_SIZE` places after the part's first, in the list by creation time; or the
+    last part's bound (users without a creation time sort last: the list's last entry tells
+    whether there are any)."""
     start = _by_creation(backend, place, search_filter, 1, low or None)
     end = start.position + PART_SIZE
-    if end > start.total:
-        return ""
-    window = _by_creation(backend, place, search_filter, end, None)
-    created = first(window.last_seen["attributes"], CREATED) if window.last_seen else None
-    if created is None:
-        return ""  # no creation time from here on: the rest is the last part
-    return max(second_of(created), low)
+    if end <= start.total:
+        created = _created(_by_creation(backend, place, search_filter, end, None))
+        if created is not None:
+            return max(second_of(created), low)
+    last = _by_creation(backend, place, search_filter, max(start.total, 1), None)
+    undated = last.last_seen is not None and _created(last) is None
+    return TO_THE_END_AND_UNDATED if undated else TO_THE_END
 
 
 def _total(backend: Directory, place: Place, search_filter: str) -> int:
@@ -268,7 +275,7 @@ def _parted_users(backend: Users, query: Query, search_filter: str) -> Page:
         if last is not None:
             following = replace(position, after=last)
             break
-        following = position.next_part() if position.high else None
+        following = None if position.last_part else position.next_part()
         if entries or following is None:
             break
         position = following

@@ -12,7 +12,8 @@ A part is the users whose ``createTimestamp`` falls in a span of seconds, ``low`
 belongs to one part for the whole walk, and within its part it is walked by its id as before.
 slapd keeps ``createTimestamp`` in an ordered index (``index createTimestamp eq``), so a part's
 search reads only its part. The walk's last part has no upper bound and also holds any entry
-without a creation time, so every user is in exactly one part. The parts are chosen as the
+without a creation time (where the list by creation time ends with one), so every user is in
+exactly one part. The parts are chosen as the
 walk goes (:class:`WalkPosition` carries the current one in the cursor): a part ends where the
 list sorted by creation time holds :data:`PART_SIZE` more users, which needs no part to be
 exact, only to be the same for the whole walk.
@@ -32,6 +33,8 @@ from scim_core.errors import InvalidCursor
 __all__ = [
     "CREATED",
     "PART_SIZE",
+    "TO_THE_END",
+    "TO_THE_END_AND_UNDATED",
     "WalkPosition",
     "next_second",
     "part_filter",
@@ -42,6 +45,11 @@ __all__ = [
 CREATED = "createTimestamp"
 #: About how many users a part holds (a part's page walks at most half of it on the server).
 PART_SIZE = 50_000
+
+#: The last part's upper bound: none.
+TO_THE_END = ""
+#: The last part's upper bound where some users have no creation time: they are in it too.
+TO_THE_END_AND_UNDATED = "!"
 
 _SEPARATOR = "~"
 _UNDECIDED = "*"
@@ -55,8 +63,10 @@ class WalkPosition:
     """Where a walk is: its part and the id of the last user it listed there.
 
     :ivar low: the part's first second (``YYYYmmddHHMMSSZ``); empty: from the beginning.
-    :ivar high: its last second; empty: to the end (the walk's last part); ``None``: not
-        chosen yet (the walk has just moved on to this part).
+    :ivar high: its last second; :data:`TO_THE_END` or :data:`TO_THE_END_AND_UNDATED`: the
+        walk's last part (the second also holds users without a creation time, which only
+        a directory that does not keep them has); ``None``: not chosen yet (the walk has just
+        moved on to this part).
     :ivar after: the id of the part's last user listed; empty: none yet.
     """
 
@@ -84,13 +94,20 @@ class WalkPosition:
         low, high, after = fields
         if low and not _SECOND.fullmatch(low):
             raise InvalidCursor(_INVALID)
-        if high not in ("", _UNDECIDED) and not _SECOND.fullmatch(high):
+        if high not in (TO_THE_END, TO_THE_END_AND_UNDATED, _UNDECIDED) and not _SECOND.fullmatch(
+            high
+        ):
             raise InvalidCursor(_INVALID)
         return cls(low, None if high == _UNDECIDED else high, after)
 
+    @property
+    def last_part(self) -> bool:
+        """Whether the position is in the walk's last part."""
+        return self.high in (TO_THE_END, TO_THE_END_AND_UNDATED)
+
     def next_part(self) -> WalkPosition:
         """The start of the part after this one (which must have an upper bound)."""
-        if not self.high:
+        if self.high is None or self.last_part:
             raise ValueError("the walk's last part has no part after it")
         return WalkPosition(next_second(self.high))
 
@@ -100,11 +117,14 @@ def part_filter(search_filter: str, position: WalkPosition) -> str:
     if position.high is None:
         raise ValueError("the part's upper bound is not chosen yet")
     low = f"({CREATED}>={position.low})" if position.low else ""
-    if position.high:
+    if not position.last_part:
         return f"(&{search_filter}{low}({CREATED}<={position.high}))"
     if not low:
         return search_filter  # one part holds the whole list
-    # The last part also holds entries without a creation time: no other part can.
+    if position.high == TO_THE_END:
+        return f"(&{search_filter}{low})"
+    # Entries without a creation time are in no other part. The server tests every entry
+    # for this one (no index lists what an entry lacks): only where there are some.
     return f"(&{search_filter}(|{low}(!({CREATED}=*))))"
 
 
