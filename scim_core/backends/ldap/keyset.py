@@ -44,7 +44,7 @@ from ldap3.core.exceptions import LDAPOperationResult
 
 from scim_core.backend import Page, Query
 from scim_core.backends.ldap.filter import list_filter, to_ldap
-from scim_core.backends.ldap.paging import SortedPager, SortedWindow
+from scim_core.backends.ldap.paging import MarkerRead, SortedPager, SortedWindow
 from scim_core.backends.ldap.parts import (
     CREATED,
     PART_SIZE,
@@ -114,6 +114,7 @@ def _page(
     order: Callable[[str], str],
     query: Query,
     attributes: list[str],
+    marker_read: MarkerRead | None = None,
 ) -> tuple[int, list[dict[str, Any]], str | None]:
     """(total, the page's entries, the key to continue after when more may follow).
 
@@ -144,6 +145,7 @@ def _page(
                     place.scope,
                     value=after,
                     changes=True,
+                    marker_read=marker_read,
                 )
             except LDAPOperationResult as error:
                 raise scim_error(error, "the search") from None
@@ -195,20 +197,28 @@ def _parts_pager(backend: Directory) -> SortedPager:
 
 
 def _by_creation(
-    backend: Directory, place: Place, search_filter: str, start: int, value: str | None
+    backend: Directory,
+    place: Place,
+    search_filter: str,
+    start: int,
+    value: str | None,
+    marker_read: MarkerRead,
+    count: int = 1,
 ) -> SortedWindow:
-    """One entry's window of the list by creation time, at ``start`` or at ``value``."""
+    """A window of the list by creation time (one entry, at ``start`` or at ``value``; or,
+    with ``count`` 0, its total alone)."""
     try:
         return _parts_pager(backend).window(
             place.bases[0],
             search_filter,
             CREATED,
             start,
-            1,
+            count,
             [CREATED],
             place.scope,
             value=value,
             changes=True,
+            marker_read=marker_read,
         )
     except LDAPOperationResult as error:
         raise scim_error(error, "the search") from None
@@ -218,29 +228,26 @@ def _created(window: SortedWindow) -> Any:
     return first(window.last_seen["attributes"], CREATED) if window.last_seen else None
 
 
-def _part_end(backend: Directory, place: Place, search_filter: str, low: str) -> str:
+def _part_end(
+    backend: Directory, place: Place, search_filter: str, low: str, marker_read: MarkerRead
+) -> str:
     """The last second of the part that starts at ``low``: the creation time of the user
     :data:`PART_SIZE` places after the part's first, in the list by creation time; or the
     last part's bound (users without a creation time sort last: the list's last entry tells
     whether there are any)."""
-    start = _by_creation(backend, place, search_filter, 1, low or None)
+    start = _by_creation(backend, place, search_filter, 1, low or None, marker_read)
     end = start.position + PART_SIZE
     if end <= start.total:
-        created = _created(_by_creation(backend, place, search_filter, end, None))
+        created = _created(_by_creation(backend, place, search_filter, end, None, marker_read))
         if created is not None:
             return max(second_of(created), low)
-    last = _by_creation(backend, place, search_filter, max(start.total, 1), None)
+    last = _by_creation(backend, place, search_filter, max(start.total, 1), None, marker_read)
     undated = last.last_seen is not None and _created(last) is None
     return TO_THE_END_AND_UNDATED if undated else TO_THE_END
 
 
-def _total(backend: Directory, place: Place, search_filter: str) -> int:
-    try:
-        window = _parts_pager(backend).window(
-            place.bases[0], search_filter, CREATED, 1, 0, [], place.scope, changes=True
-        )
-    except LDAPOperationResult as error:
-        raise scim_error(error, "the search") from None
+def _total(backend: Directory, place: Place, search_filter: str, marker_read: MarkerRead) -> int:
+    window = _by_creation(backend, place, search_filter, 1, None, marker_read, count=0)
     return window.total + len(window.changed)
 
 
@@ -249,7 +256,9 @@ def _parted_users(backend: Users, query: Query, search_filter: str) -> Page:
     page holds users of one part, walked by id; when a part ends, the next page starts the
     next part. The total is the whole list's, from the list by creation time."""
     place = backend._user_place
-    total = _total(backend, place, search_filter)
+    # One change marker for every window of the page: each would read it again otherwise.
+    marker_read = _parts_pager(backend).read_marker(place.bases[0])
+    total = _total(backend, place, search_filter, marker_read)
     if not query.count:
         return Page(total)
     key, _ = KEYSET_DIALECTS[backend.settings.dialect]
@@ -259,9 +268,8 @@ def _parted_users(backend: Users, query: Query, search_filter: str) -> Page:
     following: WalkPosition | None = position
     for _ in range(_PARTS_PER_PAGE):
         if position.high is None:
-            position = replace(
-                position, high=_part_end(backend, place, search_filter, position.low)
-            )
+            high = _part_end(backend, place, search_filter, position.low, marker_read)
+            position = replace(position, high=high)
         _, entries, last = _page(
             backend,
             keyset_pager(backend),
@@ -271,6 +279,7 @@ def _parted_users(backend: Users, query: Query, search_filter: str) -> Page:
             str.lower,
             replace(query, after=position.after or None),
             attributes,
+            marker_read,
         )
         if last is not None:
             following = replace(position, after=last)

@@ -51,7 +51,7 @@ from scim_core.backends.ldap.escape import filter_value
 from scim_core.backends.ldap.operations import Search
 from scim_core.backends.ldap.values import first
 
-__all__ = ["SortedPager", "SortedWindow", "delta_limit"]
+__all__ = ["MarkerRead", "SortedPager", "SortedWindow", "delta_limit"]
 
 log = logging.getLogger("scim.ldap")
 
@@ -128,13 +128,22 @@ class _Since:
         return f"(&{search_filter}({_CHANGE_MARK}>={filter_value(self.floor)}))"
 
 
+@dataclass(frozen=True)
+class MarkerRead:
+    """A naming context's change marker (its contextCSN values; ``None``: it has none), as
+    read at one moment."""
+
+    value: Marker | None
+
+
 @dataclass
 class _Sessions:
     """This thread's sorted connection and what the server keeps on it for us."""
 
     connection: Connection | None = None
     opened: int = 0
-    contexts: OrderedDict[Key, tuple[bytes, Marker]] = field(default_factory=OrderedDict)
+    #: The sorted snapshots kept: (their context id, the marker when sorted, their size).
+    contexts: OrderedDict[Key, tuple[bytes, Marker, int]] = field(default_factory=OrderedDict)
     small: OrderedDict[Key, None] = field(default_factory=OrderedDict)
 
     def reset(self, connection: Connection | None) -> None:
@@ -197,6 +206,11 @@ class SortedPager:
         matches = [n for n in self._naming_contexts if lowered.endswith(n.lower())]
         return max(matches, key=len) if matches else None
 
+    def read_marker(self, base: str) -> MarkerRead:
+        """The change marker of ``base``'s naming context now, for several windows of one
+        answer to share (each would read it again otherwise)."""
+        return MarkerRead(self._marker(base))
+
     def _marker(self, base: str) -> Marker | None:
         """The naming context's contextCSN values: they change with every write under it."""
         suffix = self._suffix_of(base)
@@ -228,6 +242,7 @@ class SortedPager:
         scope: str = LEVEL,
         value: str | None = None,
         changes: bool = False,
+        marker_read: MarkerRead | None = None,
     ) -> SortedWindow:
         """The sorted window, its total from the VLV response, in one sorted search.
 
@@ -236,6 +251,8 @@ class SortedPager:
             value (the VLV target by value) instead of at ``start``.
         :param changes: the caller merges changed entries (:class:`SortedWindow`): a snapshot
             is reused after writes, with one more search for what changed since.
+        :param marker_read: the change marker as read for this answer (:meth:`read_marker`);
+            ``None``: read it here.
 
         :raises ldap3.core.exceptions.LDAPOperationResult: a refusal the caller translates.
         """
@@ -244,7 +261,10 @@ class SortedPager:
         # The change marker is read before the search unless the result is known to be small:
         # the first search's snapshot can then serve the next (no second sort on a new worker
         # or for a walk's second page), and a small result pays the read only once.
-        marker = None if key in state.small else self._marker(base)
+        if marker_read is not None:
+            marker = marker_read.value
+        else:
+            marker = None if key in state.small else self._marker(base)
         fresh = False  # set when the changes since the snapshot are too many to merge
         busy = False
         # Each pass either returns, raises, or renews the connection / gives up the snapshot
@@ -268,6 +288,19 @@ class SortedPager:
             wanted = list(attributes)
             if since is not None:
                 wanted += [sort_attribute, _CHANGE_MARK]
+            if count == 0 and context is not None and cached is not None:
+                # Only the total: the snapshot's is known, and what changed since is one
+                # search of its own (none when nothing changed).
+                window = SortedWindow(cached[2], [])
+                if since is not None:
+                    merged = self._merge_changes(
+                        base, scope, search_filter, wanted, since, window, False
+                    )
+                    if merged is None:
+                        fresh = True
+                        continue
+                    window = merged
+                return window
             try:
                 window, received = self._search(
                     base, scope, search_filter, sort_attribute, start, count, wanted, context, value
@@ -355,7 +388,7 @@ class SortedPager:
             return
         state.small.pop(key, None)
         if marker is not None and received is not None:
-            state.contexts[key] = (received, marker)
+            state.contexts[key] = (received, marker, total)
             state.contexts.move_to_end(key)
             while len(state.contexts) > _REMEMBERED:
                 state.contexts.popitem(last=False)
