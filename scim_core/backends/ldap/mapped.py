@@ -78,6 +78,11 @@ class MappedAttribute:
         return (self.name,)
 
     @functools.cached_property
+    def ldap_key(self) -> str:
+        """The LDAP attribute's name in lower case, as an entry's folded attributes key it."""
+        return self.ldap.lower()
+
+    @functools.cached_property
     def key(self) -> tuple[str, ...]:
         """What two entries that map the same SCIM attribute share (case aside)."""
         return (self.schema.lower(), self.filter_name.rsplit(":", 1)[-1].lower())

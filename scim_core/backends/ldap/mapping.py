@@ -170,7 +170,7 @@ class UserMapping(UserNaming):
                 resource["externalId"] = str(external_id)
         extension_resource((*self.plain, *self.typed, *self.references), attributes, resource, ids)
         for mapped in self.elements:
-            raw = first(attributes, mapped.ldap)
+            raw = first(attributes, mapped.ldap_key)
             if raw is not None:
                 element = element_of(resource.setdefault(mapped.name, []), mapped, create=True)
                 if element is not None:

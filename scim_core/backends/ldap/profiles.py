@@ -36,6 +36,8 @@ from typing import Final
 
 from ldap3 import MODIFY_REPLACE
 
+from scim_core.backends.ldap.values import all_values
+
 __all__ = [
     "ACTIVE_DIRECTORY",
     "DS389",
@@ -281,11 +283,7 @@ class DirectoryProfile:
 
 
 def _values(attributes: Mapping[str, Sequence[object]], name: str) -> Sequence[object]:
-    values = attributes.get(name)
-    if values is None:
-        lowered = name.lower()
-        values = next((v for k, v in attributes.items() if k.lower() == lowered), None)
-    return values or ()
+    return all_values(attributes, name)
 
 
 OPENLDAP = DirectoryProfile(

@@ -18,7 +18,7 @@ from scim_core.backends.ldap.escape import filter_value
 from scim_core.backends.ldap.filter import FilterMapping, filter_key
 from scim_core.backends.ldap.listing import Listing
 from scim_core.backends.ldap.members import Memberships
-from scim_core.backends.ldap.values import dn_key, first
+from scim_core.backends.ldap.values import dn_key, first, lower_keyed
 from scim_core.backends.ldap.writes import UserWrites
 from scim_core.errors import (
     DirectoryUnavailable,
@@ -116,11 +116,14 @@ class Users(Listing, Memberships, UserWrites):
     ) -> list[Resource]:
         """The users of ``entries``, the users they name resolved in one search (DNs in
         ``known``, lower case -> id, need none)."""
+        # Folded once: every lookup below is then one dictionary access, also for the many
+        # attributes an entry does not have.
+        entries = [{**e, "attributes": lower_keyed(e["attributes"])} for e in entries]
         ids = {**(known or {}), **self._named_user_ids(entries, known=known)}
         return [self._to_user(entry, ids) for entry in entries]
 
     def _to_user(self, entry: Mapping[str, Any], ids: Mapping[str, str]) -> Resource:
-        attributes = entry["attributes"]
+        attributes = lower_keyed(entry["attributes"])
         manager = first(attributes, "manager")
         manager_id = ids.get(str(manager).lower()) if manager else None
         user = self.users.to_resource(attributes, manager_id, ids)

@@ -304,23 +304,25 @@ def extension_resource(
     :param ids: DN (lower case) -> user id, for the users its references name; a DN that
         names nobody (a user since deleted) is left out.
     """
+    folded = lower_keyed(attributes)
     for attribute in mapped:
-        held = _values_of(attributes, attribute.ldap)
-        if held is None or (isinstance(held, (list, tuple)) and not held):
+        held = dict.get(folded, attribute.ldap_key)
+        if not isinstance(held, (list, tuple)):
+            held = [] if held is None else [held]
+        if not held:
             continue  # most mapped attributes are absent from an entry: nothing to convert
         if attribute.points_to is not None:
-            dn = first(attributes, attribute.ldap)
-            named = (ids or {}).get(str(dn).lower())  # no DN is "none"
+            named = (ids or {}).get(str(held[0]).lower())  # no DN is "none"
             if named is not None:
                 _set(resource, attribute.path, {"value": named})
             continue
         if attribute.multi_valued:
-            values = [scim_value(attribute, v) for v in all_values(attributes, attribute.ldap)]
+            values = [scim_value(attribute, v) for v in held]
             values = [v for v in values if v is not None]
             if values:
                 _set(resource, attribute.path, values)
             continue
-        value = scim_value(attribute, first(attributes, attribute.ldap))
+        value = scim_value(attribute, held[0])
         if value is not None:
             _set(resource, attribute.path, value)
 
