@@ -9,12 +9,13 @@ import logging
 import os
 import re
 import time
-import uuid
 from collections.abc import Callable, Mapping
+from functools import lru_cache
 from typing import Any
 
-from flask import Blueprint, Flask, Response, g, request
+from flask import Blueprint, Flask, Request, Response, current_app, g, request
 from werkzeug.exceptions import HTTPException
+from werkzeug.sansio.utils import get_current_url
 
 from scim_core.backend import Backend, load_backend
 from scim_core.errors import (
@@ -74,17 +75,19 @@ _HTTP_ERRORS: dict[int, type[ScimError]] = {
 
 
 def _to_flask(response: ScimResponse) -> Response:
+    headers = response.headers
+    # The headers and the content type go in with the body: werkzeug then sets no default
+    # Content-Type only to replace it (a header set afterwards is checked and set one by one).
+    content_type = None
+    has_body = response.body is not None or response.chunks is not None
+    if has_body and not any(name.lower() == "content-type" for name in headers):
+        content_type = SCIM_MEDIA_TYPE
     if response.chunks is not None:
         # Sent as it is made (chunked transfer): the status and headers are final already.
-        flask_response = Response(iter(response.chunks), status=response.status)
+        body: Any = iter(response.chunks)
     else:
-        flask_response = Response(response.body_bytes(), status=response.status)
-    for name, value in response.headers.items():
-        flask_response.headers[name] = value
-    has_body = response.body is not None or response.chunks is not None
-    if has_body and "Content-Type" not in flask_response.headers:
-        flask_response.headers["Content-Type"] = SCIM_MEDIA_TYPE
-    return flask_response
+        body = response.body_bytes()
+    return Response(body, response.status, headers or None, content_type=content_type)
 
 
 def _error(error: ScimError) -> Response:
@@ -168,8 +171,6 @@ class ScimExtension:
 
 
 def _state() -> Mapping[str, Any]:
-    from flask import current_app
-
     state: Mapping[str, Any] = current_app.extensions[EXTENSION_KEY]
     return state
 
@@ -179,12 +180,13 @@ def _blueprint(url_prefix: str) -> Blueprint:
 
     @blueprint.before_request
     def authenticate() -> Response | None:
-        principal = _state()["settings"].identify(request.headers.get("Authorization"))
+        state = _state()
+        principal = state["settings"].identify(request.headers.get("Authorization"))
         if principal is None:
             error = _failed_authentication()
-            return _to_flask(_state()["service"].refuse(_scim_request(None), error))
+            return _to_flask(state["service"].refuse(_scim_request(None), error))
         g.scim_principal = principal
-        limiter = _state()["limiter"]
+        limiter = state["limiter"]
         wait = limiter.acquire(principal) if limiter is not None else 0
         if wait:
             metrics.refused("rate_limited")
@@ -197,13 +199,16 @@ def _blueprint(url_prefix: str) -> Blueprint:
         return None
 
     def _scim_request(principal: str | None, body: bytes = b"") -> ScimRequest:
+        # One look-up of the request behind flask.request: each use of the proxy costs one.
+        current: Request = request._get_current_object()  # type: ignore[attr-defined]
+        headers = current.headers
         return ScimRequest(
-            method=request.method,
-            path="/" + (request.view_args or {}).get("subpath", ""),
-            query={k: request.args[k] for k in request.args},
+            method=current.method,
+            path="/" + (current.view_args or {}).get("subpath", ""),
+            query=current.args.to_dict(),  # one value per name: the first
             body=body,
-            content_type=request.headers.get("Content-Type"),
-            if_match=request.headers.get("If-Match"),
+            content_type=headers.get("Content-Type"),
+            if_match=headers.get("If-Match"),
             base_url=_public_base() + url_prefix,
             principal=principal,
         )
@@ -245,30 +250,41 @@ def _public_base() -> str:
     :raises InvalidValue: without a public URL, for any Host that is not loopback: a URL in
         an answer built from a Host the client chose would send the next client elsewhere.
     """
+    current: Request = request._get_current_object()  # type: ignore[attr-defined]
     configured: str | None = _state()["settings"].public_url
     if configured:
-        return configured + request.script_root
-    host = request.host.lower()
+        return configured + current.script_root
+    host = current.host.lower()
     name = host[: host.find("]") + 1] if host.startswith("[") else host.rsplit(":", 1)[0]
     if name not in _LOOPBACK_HOSTS:
         raise InvalidValue(
             "This service answers only on its public URL; its administrator sets SCIM_PUBLIC_URL."
         )
-    return request.host_url.rstrip("/") + request.script_root
+    return _host_url(current.scheme, current.host) + current.script_root
+
+
+@lru_cache(maxsize=64)
+def _host_url(scheme: str, host: str) -> str:
+    """``scheme://host`` as werkzeug's ``request.host_url`` gives it, without the slash.
+
+    Worked out once per scheme and Host (only loopback names get here: a few per process):
+    werkzeug converts the URL to an IRI and back each time, most of what ``host_url`` costs.
+    """
+    return get_current_url(scheme, host).rstrip("/")
 
 
 def _register_handlers(app: Flask, url_prefix: str, ops_prefix: str, own_app: bool) -> None:
     ops_paths = {ops_prefix + path for path in metrics.OPS_PATHS}
+    below_prefix = url_prefix.rstrip("/") + "/"
 
-    def ours() -> bool:
-        """Whether this request is the service's (in a host app, only under its prefix)."""
-        path = request.path
-        return (
-            own_app
-            or path in ops_paths
-            or path == url_prefix
-            or path.startswith(url_prefix.rstrip("/") + "/")
-        )
+    def ours(path: str | None = None) -> bool:
+        """Whether this request (or ``path``) is the service's: in a host app, only under its
+        prefix."""
+        if own_app:
+            return True
+        if path is None:
+            path = request.path
+        return path in ops_paths or path == url_prefix or path.startswith(below_prefix)
 
     # The host's own handlers, as registered so far: requests that are not ours keep them.
     host = {code: dict(found) for code, found in app.error_handler_spec.get(None, {}).items()}
@@ -288,9 +304,13 @@ def _register_handlers(app: Flask, url_prefix: str, ops_prefix: str, own_app: bo
         return answer
 
     def start_timer() -> None:
-        g.scim_started = time.perf_counter()
+        started = time.perf_counter()
         offered = request.headers.get("X-Request-Id", "")
-        g.scim_request_id = offered if _REQUEST_ID.match(offered) else uuid.uuid4().hex
+        # 128 random bits in 32 hex digits: unique enough, and no UUID object to build.
+        request_id = offered if _REQUEST_ID.match(offered) else os.urandom(16).hex()
+        state = g._get_current_object()
+        state.scim_started = started
+        state.scim_request_id = request_id
 
     # First of the app's before-request functions: a host app's own check that answers early
     # (registered before this extension) must still find the request id and start time.
@@ -298,32 +318,38 @@ def _register_handlers(app: Flask, url_prefix: str, ops_prefix: str, own_app: bo
 
     @app.after_request
     def log_request(response: Response) -> Response:
-        if not ours():
+        # The request and g looked up once: each use of flask's proxies costs a look-up.
+        current: Request = request._get_current_object()  # type: ignore[attr-defined]
+        path: str = current.path
+        if not ours(path):
             return response
-        if "scim_request_id" not in g:
+        state = g._get_current_object()
+        if "scim_request_id" not in state:
             start_timer()
-        response.headers["X-Request-Id"] = g.scim_request_id
-        elapsed = time.perf_counter() - g.scim_started
-        route = metrics.route_of(
-            request.path, request.script_root + url_prefix, request.script_root + ops_prefix
-        )
-        metrics.observe_request(
-            route, request.method, response.status_code, g.get("scim_principal"), elapsed
-        )
-        request_log.info(
-            "%s %s %s",
-            request.method,
-            request.path,
-            response.status_code,
-            extra={
-                "request_id": g.scim_request_id,
-                "method": request.method,
-                "path": request.path,
-                "status": response.status_code,
-                "duration_ms": round(elapsed * 1000, 2),
-                "principal": g.get("scim_principal"),
-            },
-        )
+        request_id: str = state.scim_request_id
+        response.headers["X-Request-Id"] = request_id
+        elapsed = time.perf_counter() - state.scim_started
+        method: str = current.method
+        status = response.status_code
+        principal: str | None = state.get("scim_principal")
+        root = current.script_root
+        route = metrics.route_of(path, root + url_prefix, root + ops_prefix)
+        metrics.observe_request(route, method, status, principal, elapsed)
+        if request_log.isEnabledFor(logging.INFO):
+            request_log.info(
+                "%s %s %s",
+                method,
+                path,
+                status,
+                extra={
+                    "request_id": request_id,
+                    "method": method,
+                    "path": path,
+                    "status": status,
+                    "duration_ms": round(elapsed * 1000, 2),
+                    "principal": principal,
+                },
+            )
         return response
 
     def not_found(_: HTTPException) -> Response:

@@ -13,6 +13,7 @@ dropped attribute is named only when RFC 7643 defines it.
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -100,12 +101,26 @@ def route_of(path: str, prefix: str, ops_prefix: str = "") -> str:
     return template + "/{id}" if rest else template
 
 
+# The labelled children already made, by their labels: prometheus_client's ``labels`` checks
+# and joins its arguments on every call, which costs more than the count itself. The labels are
+# bounded (above), and prometheus_client keeps every child made anyway: these hold no more.
+_request_children: dict[tuple[str, str, int, str | None], tuple[Any, Any]] = {}
+_operation_children: dict[tuple[str, str], tuple[Any, Any]] = {}
+
+
 def observe_request(
     route: str, method: str, status: int, principal: str | None, seconds: float
 ) -> None:
     """Count one answered request and its duration."""
-    REQUESTS.labels(route, method, str(status), principal or "-").inc()
-    LATENCY.labels(route, method).observe(seconds)
+    key = (route, method, status, principal)
+    children = _request_children.get(key)
+    if children is None:
+        children = _request_children[key] = (
+            REQUESTS.labels(route, method, str(status), principal or "-"),
+            LATENCY.labels(route, method),
+        )
+    children[0].inc()
+    children[1].observe(seconds)
 
 
 def refused(reason: str) -> None:
@@ -116,8 +131,15 @@ def refused(reason: str) -> None:
 
 def observe_directory_operation(kind: str, outcome: str, seconds: float) -> None:
     """Count one directory operation and its duration (a :mod:`scim_core.observe` observer)."""
-    DIRECTORY_OPERATIONS.labels(kind, outcome).inc()
-    DIRECTORY_LATENCY.labels(kind).observe(seconds)
+    key = (kind, outcome)
+    children = _operation_children.get(key)
+    if children is None:
+        children = _operation_children[key] = (
+            DIRECTORY_OPERATIONS.labels(kind, outcome),
+            DIRECTORY_LATENCY.labels(kind),
+        )
+    children[0].inc()
+    children[1].observe(seconds)
 
 
 def observe_dropped_attribute(resource_type: str, attribute: str) -> None:
