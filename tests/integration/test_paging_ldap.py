@@ -19,7 +19,9 @@ USERS = 3000
 
 def created_at(index):
     """Creation times spread over 37 seconds in an order unlike the uids', the first 600
-    users in one second (more than a part of the walks below holds)."""
+    users in one second (more than a part of the walks below holds); their last change then
+    too, long before the tests' own (as in a directory not loaded a moment ago: the changes
+    since a snapshot are found by the second they were made in)."""
     second = 0 if index < 600 else 1 + index * 7 % 37
     return f"2020010100{second // 60:02d}{second % 60:02d}Z"
 
@@ -35,7 +37,8 @@ def big(tmp_path_factory):
             out.write(
                 f"dn: uid={uid},{instance.users_base}\nobjectClass: inetOrgPerson\n"
                 f"uid: {uid}\ncn: P {index}\nsn: P\nmail: {uid}@example.com\n"
-                f"createTimestamp: {created_at(index)}\n\n"
+                f"createTimestamp: {created_at(index)}\n"
+                f"entryCSN: {created_at(index)[:-1]}.000000Z#000000#000#000000\n\n"
             )
     slapadd(instance, ldif)
     yield instance

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -62,6 +63,10 @@ _MAX_INT = 2**31 - 1  # VLV offsets are LDAP INTEGERs (0 .. maxInt, RFC 4511 §4
 _REUSE_FROM = 1000  # smaller sets sort in well under a millisecond: not worth a session
 _REMEMBERED = 8  # sorted snapshots remembered per thread (one per base/filter/sort key)
 _SMALL_REMEMBERED = 64  # searches known to have small results, per thread
+#: Reading the changes since a snapshot may cost this share of what sorting it cost, and at
+#: least _MERGE_FLOOR seconds, before the list is sorted afresh instead.
+_MERGE_SHARE = 0.25
+_MERGE_FLOOR = 0.002
 
 
 Key = tuple[str, str, str, str]
@@ -136,14 +141,23 @@ class MarkerRead:
     value: Marker | None
 
 
+@dataclass(frozen=True)
+class _Snapshot:
+    """A sorted snapshot the server keeps on the connection for us."""
+
+    context: bytes
+    marker: Marker  # the change marker when it was sorted
+    total: int
+    sort_seconds: float  # what sorting it cost (the search that made it)
+
+
 @dataclass
 class _Sessions:
     """This thread's sorted connection and what the server keeps on it for us."""
 
     connection: Connection | None = None
     opened: int = 0
-    #: The sorted snapshots kept: (their context id, the marker when sorted, their size).
-    contexts: OrderedDict[Key, tuple[bytes, Marker, int]] = field(default_factory=OrderedDict)
+    contexts: OrderedDict[Key, _Snapshot] = field(default_factory=OrderedDict)
     small: OrderedDict[Key, None] = field(default_factory=OrderedDict)
 
     def reset(self, connection: Connection | None) -> None:
@@ -278,49 +292,63 @@ class SortedPager:
             taken: Marker | None = marker  # the marker the snapshot served will be kept with
             since: _Since | None = None
             if cached and marker is not None and not fresh:
-                if cached[1] == marker:
-                    context = cached[0]
+                if cached.marker == marker:
+                    context = cached.context
                 elif changes:
-                    context, taken, since = cached[0], cached[1], _Since(cached[1])
+                    context, taken, since = cached.context, cached.marker, _Since(cached.marker)
             if context is None and state.opened >= self._limit:
                 self._connections.discard(self._role)
                 continue
             wanted = list(attributes)
             if since is not None:
                 wanted += [sort_attribute, _CHANGE_MARK]
-            if count == 0 and context is not None and cached is not None:
+            if count == 0 and cached is not None and context is not None:
                 # Only the total: the snapshot's is known, and what changed since is one
                 # search of its own (none when nothing changed).
-                window = SortedWindow(cached[2], [])
-                if since is not None:
-                    merged = self._merge_changes(
-                        base, scope, search_filter, wanted, since, window, False
+                window = SortedWindow(cached.total, [])
+            else:
+                began = time.perf_counter()
+                try:
+                    window, received = self._search(
+                        base,
+                        scope,
+                        search_filter,
+                        sort_attribute,
+                        start,
+                        count,
+                        wanted,
+                        context,
+                        value,
                     )
-                    if merged is None:
-                        fresh = True
-                        continue
-                    window = merged
-                return window
-            try:
-                window, received = self._search(
-                    base, scope, search_filter, sort_attribute, start, count, wanted, context, value
+                except LDAPOperationResult as error:
+                    if error.result != _BUSY or busy:
+                        raise
+                    busy = True
+                    log.warning("sorted search refused as busy; renewing its connection")
+                    self._connections.discard(self._role)
+                    continue
+                sort_seconds = (
+                    time.perf_counter() - began
+                    if cached is None or context is None
+                    else cached.sort_seconds
                 )
-            except LDAPOperationResult as error:
-                if error.result != _BUSY or busy:
-                    raise
-                busy = True
-                log.warning("sorted search refused as busy; renewing its connection")
-                self._connections.discard(self._role)
-                continue
-            if since is not None:
+                self._remember(state, key, taken, window.total, context, received, sort_seconds)
+            if since is not None and cached is not None:
+                began = time.perf_counter()
                 merged = self._merge_changes(
                     base, scope, search_filter, wanted, since, window, value is not None
                 )
                 if merged is None:
                     fresh = True
                     continue
+                if time.perf_counter() - began > max(
+                    _MERGE_FLOOR, cached.sort_seconds * _MERGE_SHARE
+                ):
+                    # Reading the changes cost more than a good share of a sort (they are
+                    # found by the second they were made in, and that second holds many
+                    # entries, as after a bulk load): the next window sorts afresh.
+                    state.contexts.pop(key, None)
                 window = merged
-            self._remember(state, key, taken, window.total, context, received)
             return window
         raise AssertionError("unreachable: every pass but the last returns or raises")
 
@@ -377,6 +405,7 @@ class SortedPager:
         total: int,
         sent: bytes | None,
         received: bytes | None,
+        sort_seconds: float,
     ) -> None:
         if sent is None and total > 0:
             state.opened += 1  # an empty result frees its session at once
@@ -388,7 +417,7 @@ class SortedPager:
             return
         state.small.pop(key, None)
         if marker is not None and received is not None:
-            state.contexts[key] = (received, marker, total)
+            state.contexts[key] = _Snapshot(received, marker, total, sort_seconds)
             state.contexts.move_to_end(key)
             while len(state.contexts) > _REMEMBERED:
                 state.contexts.popitem(last=False)
