@@ -120,6 +120,7 @@ _TLS_DAYS = 365
 _START_TIMEOUT = 15.0
 _STOP_TIMEOUT = 10.0
 _SEEDED_MARKER = ".seeded"
+_HASH64_MARKER = ".index-hash64"  # the database was made with 64-bit index keys
 
 # Strong references: a running instance is never garbage-collected with its slapd left behind.
 
@@ -678,6 +679,10 @@ class SlapdInstance(Launcher):
         """Write ``slapd.conf`` and the rootdn password file into the folder."""
         data = self._directory / "data"
         data.mkdir(parents=True, exist_ok=True)
+        if not (data / "data.mdb").exists():
+            # A new database gets 64-bit index keys; one made before keeps its 32-bit keys
+            # (the two are incompatible: index lookups would find nothing).
+            (self._directory / _HASH64_MARKER).touch()
         password_file = self._directory / "admin.pw"
         password_file.write_text(self._admin_password, encoding="utf-8")
         password_file.chmod(0o600)
@@ -719,6 +724,10 @@ class SlapdInstance(Launcher):
             "# An index slot holds up to 2^18 entry ids exactly (back-mdb's default, 2^16, turns",
             "# a longer list into a range: past 65,536 members a group's memberOf lookup tests",
             "# every entry in that range, at a million users nearly all of them).",
+            "# 64-bit index keys: with 32-bit ones back-mdb indexes again every remaining value",
+            "# of an attribute a value was removed from (in case of a key collision), so taking",
+            "# one member out of a 100,000-member group cost 50 ms instead of 13.",
+            *(["index_hash64 on"] if (self._directory / _HASH64_MARKER).exists() else []),
             "backend mdb",
             f"idlexp {_IDL_EXPONENT}",
             "",

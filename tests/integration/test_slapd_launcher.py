@@ -186,6 +186,30 @@ def test_index_lists_hold_a_big_group_exactly(slapd: SlapdInstance) -> None:
     assert slapd.can_bind(slapd.service_dn, slapd.service_password)  # slapd took it
 
 
+def config_lines(instance: SlapdInstance) -> list[str]:
+    return [line.strip() for line in instance.config_file.read_text(encoding="utf-8").splitlines()]
+
+
+def test_a_new_database_has_64_bit_index_keys_an_older_one_keeps_its_own(tmp_path: Path) -> None:
+    """64-bit keys are set before the database is made; a folder whose database was made
+    without them (by an earlier version) starts without them, and its index still works."""
+    with SlapdInstance(directory=tmp_path / "new") as new:
+        lines = config_lines(new)
+        assert "index_hash64 on" in lines
+        assert lines.index("index_hash64 on") < lines.index("backend mdb")
+        conn = connect(new, new.admin_dn, new.admin_password)
+        assert conn.search(new.users_base, "(uid=alice)", attributes=["uid"]), conn.result
+        assert [e.uid.value for e in conn.entries] == ["alice"]
+        conn.unbind()
+    older = tmp_path / "older"
+    with SlapdInstance(directory=older):
+        pass
+    (older / ".index-hash64").unlink()  # as a folder made before 64-bit keys is
+    (older / "data").mkdir(exist_ok=True)
+    with SlapdInstance(directory=older) as reused:
+        assert "index_hash64 on" not in config_lines(reused)
+
+
 def test_restart_and_kill_keep_port_and_data() -> None:
     with SlapdInstance() as instance:
         port, first_pid = instance.port, instance.pid
