@@ -409,3 +409,10 @@ def test_only_a_change_of_active_between_the_resources_writes_the_state() -> Non
     assert MAPPING.changes(current, disabled, None, None, ENTRY) == {
         "pwdAccountLockedTime": [(MODIFY_REPLACE, ["000001010000Z"])]
     }
+
+
+def test_a_listed_user_is_read_without_its_object_classes():
+    """Only a write needs them (to add an auxiliary class): a list page or a GET reads all
+    the rest."""
+    assert "objectClass" in MAPPING.read_attributes
+    assert MAPPING.list_attributes == [a for a in MAPPING.read_attributes if a != "objectClass"]

@@ -125,6 +125,9 @@ def test_is_true_takes_the_schema_aware_form():
         ("20261121214560Z", None),  # a leap second
         ("20261131214500Z", None),  # a 31 November
         ("20261321214500Z", None),
+        ("20261121214500\u0396", None),  # a letter that is not Z
+        ("\uff12\uff10\uff12\uff16" "1121214500Z", "2026-11-21T21:45:00Z"),  # other digits
+        ("00001121214500Z", None),  # no year 0
         ("2026112121450Z", None),
         ("x20261121214500Z", None),
         ("20261121214500Zx", None),

@@ -127,6 +127,12 @@ class UserMapping(UserNaming):
             names.append(self.no_primary_email_attribute)
         return names
 
+    @functools.cached_property
+    def list_attributes(self) -> list[str]:
+        """What a user in a list page is read with: :attr:`read_attributes` but the object
+        classes, which only a write needs."""
+        return [name for name in self.read_attributes if name != "objectClass"]
+
     def object_classes(
         self, with_external_id: bool, values: Mapping[str, Sequence[Any]] | None = None
     ) -> list[str]:

@@ -88,7 +88,7 @@ class Users(Listing, Memberships, UserWrites):
 
     def _user_attributes(self, wanted: frozenset[str] | None) -> list[str]:
         if wanted is None:
-            return self.users.read_attributes
+            return self.users.list_attributes
         names = [
             self.profile.id_attribute,
             *self.users.user_name_attributes,

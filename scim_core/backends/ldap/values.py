@@ -122,6 +122,18 @@ def generalized_to_iso(value: Any) -> str | None:
     ``2026-11-21T21:45:00Z``, in UTC; ``None`` for a value that is no such time."""
     if value is None:
         return None
+    if (
+        type(value) is str
+        and len(value) == 15
+        and value[14] == "Z"
+        and value.isascii()
+        and value[:14].isdigit()
+    ):
+        # The form directories write (whole seconds, UTC): checked as a date, then written
+        # from its own digits (a read shows two of these; strftime cost more than the rest).
+        if _generalized(value) is None:
+            return None
+        return f"{value[:4]}-{value[4:6]}-{value[6:8]}T{value[8:10]}:{value[10:12]}:{value[12:14]}Z"
     moment = value if isinstance(value, datetime) else _generalized(str(value))
     if moment is None:
         return None
