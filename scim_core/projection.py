@@ -77,6 +77,8 @@ class Projection:
 
     def apply(self, resource: Mapping[str, Any]) -> dict[str, Any]:
         """The resource with only the wanted attributes (and sub-attributes)."""
+        if not self.include and not self.exclude:
+            return dict(resource)  # nothing asked: every attribute (a list page's usual case)
         result: dict[str, Any] = {}
         for key, value in resource.items():
             if not self.wants(key):

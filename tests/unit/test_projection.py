@@ -131,3 +131,10 @@ def test_top_level_of_names_past_a_sub_attribute():
         f"{ENTERPRISE}:manager".lower(),
         ENTERPRISE.lower(),
     }
+
+
+def test_nothing_asked_is_every_attribute_in_a_copy():
+    shown = project()
+    assert shown == USER and shown is not USER
+    shown["userName"] = "changed"
+    assert USER["userName"] == "alice"
