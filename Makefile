@@ -79,7 +79,7 @@ bench-smoke: system-deps venv
 
 # The scale curve on OpenLDAP: the same figures at 10,000, 100,000 and 1,000,000 users (each
 # with a group of a tenth of them) in one process without HTTP, against their targets; about
-# 4.4 minutes on 2 cores (measured). Other sizes: `make bench-scale SIZES=10000,100000`;
+# 1.6 minutes on 2 cores (measured). Other sizes: `make bench-scale SIZES=10000,100000`;
 # OUTPUT=FILE writes the table there too (bench/results/scale.md when OUTPUT=bench/results/scale.md).
 .PHONY: bench-scale
 bench-scale: system-deps venv

@@ -33,9 +33,8 @@ average at the start and end of each size, the loading times and the run's total
 bounded in count and in time; a wrong answer (an error status, a user listed twice or missed
 by the walk) stops the run with exit status 1.
 
-Duration: the default run took 4.2 to 4.4 minutes on a quiet 2-core machine (bench/README.md),
-most of it at 1,000,000 users in the whole walk and the pages read after writes (each sorts
-every user anew).
+Duration: the default run took 1.6 minutes on a quiet 2-core machine (bench/README.md), most
+of it at 1,000,000 users in loading and the whole walk.
 """
 
 from __future__ import annotations
