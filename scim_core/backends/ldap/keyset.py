@@ -85,20 +85,34 @@ _PARTS_ROLE = "parts"
 _PARTS_PER_PAGE = 64
 
 
-def keyset_pager(backend: Directory) -> SortedPager:
-    """The backend's pager for user walks: the id's own ordering rule, on a connection of its
+def _own_pager(backend: Directory, slot: str, ordering_rule: str | None, role: str) -> SortedPager:
+    """The backend's pager kept in ``slot``, made on first use, on a connection role of its
     own (its sorted snapshots are of another key than the index pages')."""
-    pager = backend.keyset_pager
+    pager: SortedPager | None = getattr(backend, slot)
     if pager is None:
         pager = SortedPager(
             backend.connections,
             backend.settings.vlv_per_connection,
-            KEYSET_DIALECTS[backend.settings.dialect][1],
+            ordering_rule,
             backend.binary,
-            role=_ROLE,
+            role=role,
         )
-        backend.keyset_pager = pager
+        setattr(backend, slot, pager)
     return pager
+
+
+def keyset_pager(backend: Directory) -> SortedPager:
+    """The backend's pager for user walks, by the id's own ordering rule."""
+    rule = KEYSET_DIALECTS[backend.settings.dialect][1]
+    return _own_pager(backend, "keyset_pager", rule, _ROLE)
+
+
+def _window(pager: SortedPager, *args: Any, **options: Any) -> SortedWindow:
+    """:meth:`SortedPager.window`, a refusal translated."""
+    try:
+        return pager.window(*args, **options)
+    except LDAPOperationResult as error:
+        raise scim_error(error, "the search") from None
 
 
 def _text(value: Any) -> str:
@@ -134,21 +148,19 @@ def _page(
     covered: tuple[str, str] | None = None  # (order, text) of the lowest base's last key
     if backend._capabilities().sorted_windows:
         for base in place.bases:
-            try:
-                window = pager.window(
-                    base,
-                    search_filter,
-                    key,
-                    1,
-                    size,
-                    wanted,
-                    place.scope,
-                    value=after,
-                    changes=True,
-                    marker_read=marker_read,
-                )
-            except LDAPOperationResult as error:
-                raise scim_error(error, "the search") from None
+            window = _window(
+                pager,
+                base,
+                search_filter,
+                key,
+                1,
+                size,
+                wanted,
+                place.scope,
+                value=after,
+                changes=True,
+                marker_read=marker_read,
+            )
             total += window.total + len(window.changed)
             # A changed entry is read after the window: where both hold it, its newer self.
             for entry in [*window.entries, *window.changed]:
@@ -182,18 +194,8 @@ def _page(
 
 def _parts_pager(backend: Directory) -> SortedPager:
     """The backend's pager for the list by creation time, which places a walk's parts and
-    counts its total, on a connection of its own."""
-    pager = backend.parts_pager
-    if pager is None:
-        pager = SortedPager(
-            backend.connections,
-            backend.settings.vlv_per_connection,
-            None,
-            backend.binary,
-            role=_PARTS_ROLE,
-        )
-        backend.parts_pager = pager
-    return pager
+    counts its total."""
+    return _own_pager(backend, "parts_pager", None, _PARTS_ROLE)
 
 
 def _by_creation(
@@ -207,21 +209,19 @@ def _by_creation(
 ) -> SortedWindow:
     """A window of the list by creation time (one entry, at ``start`` or at ``value``; or,
     with ``count`` 0, its total alone)."""
-    try:
-        return _parts_pager(backend).window(
-            place.bases[0],
-            search_filter,
-            CREATED,
-            start,
-            count,
-            [CREATED],
-            place.scope,
-            value=value,
-            changes=True,
-            marker_read=marker_read,
-        )
-    except LDAPOperationResult as error:
-        raise scim_error(error, "the search") from None
+    return _window(
+        _parts_pager(backend),
+        place.bases[0],
+        search_filter,
+        CREATED,
+        start,
+        count,
+        [CREATED],
+        place.scope,
+        value=value,
+        changes=True,
+        marker_read=marker_read,
+    )
 
 
 def _created(window: SortedWindow) -> Any:
