@@ -66,7 +66,7 @@ _SMALL_REMEMBERED = 64  # searches known to have small results, per thread
 #: Reading the changes since a snapshot may cost this share of what sorting it cost, and at
 #: least _MERGE_FLOOR seconds, before the list is sorted afresh instead.
 _MERGE_SHARE = 0.25
-_MERGE_FLOOR = 0.002
+_MERGE_FLOOR = 0.005
 
 
 Key = tuple[str, str, str, str]
