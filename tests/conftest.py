@@ -8,6 +8,7 @@ cannot start.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -56,6 +57,16 @@ def _started(instance: Any, what: str) -> Iterator[Any]:
         yield instance
     finally:
         instance.close()
+
+
+@pytest.fixture
+def far_from_utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The server's own time zone far from UTC: it must not leak into a value."""
+    monkeypatch.setenv("TZ", "Pacific/Kiritimati")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
 
 
 @pytest.fixture(scope="session")

@@ -53,6 +53,9 @@ def test_a_position_of_another_shape_is_an_invalid_cursor(text):
     with pytest.raises(InvalidCursor) as raised:
         WalkPosition.read(text)
     assert raised.value.scim_type == "invalidCursor"
+    assert raised.value.detail == (
+        "The cursor is not valid for this query; start again with an empty cursor."
+    )
 
 
 def test_the_next_part_starts_the_second_after_this_ones_end():
@@ -116,7 +119,7 @@ def test_a_part_must_be_chosen_before_its_filter():
         (datetime(2026, 11, 28, 13, 51, 20), "20261128135120Z"),
     ],
 )
-def test_a_creation_time_as_its_second_in_utc(value, second):
+def test_a_creation_time_as_its_second_in_utc(value, second, far_from_utc):
     assert second_of(value) == second
 
 
