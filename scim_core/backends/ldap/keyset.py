@@ -17,9 +17,13 @@ it. The VLV answer carries the total. A range filter (``entryUUID>=...``) does n
 slapd 2.5 answers it by testing every entry (no ordered index for these attributes) and
 returns entries in its own storage order, which only a sort puts in key order anyway. The
 sort is what costs: slapo-sssvlv sorts every match, so a page costs what one sort of the
-matches costs, unless the sorted snapshot is reused, which :class:`SortedPager` does while the
-naming context's ``contextCSN`` is unchanged. A walk on a directory that is not being written
-to thus costs one sort for its first page and a cheap window for each page after. The RFC 2696
+matches costs, unless the sorted snapshot is reused, which :class:`SortedPager` does, after
+writes too: the entries changed since the snapshot are read with one more search and merged
+in here by key (``changes=True``), so each page is exactly the entries after the cursor as
+they are now. A walk thus costs one sort for its first page and a cheap window for each page
+after. On OpenLDAP a user walk goes part by part (:mod:`.parts`): a window's place in a
+snapshot costs the server a walk along its sorted tree, so one big snapshot would make a page
+in the middle of a million users cost three times one at either end. The RFC 2696
 paged-results cookie would cost nothing per page but is bound to the connection that started
 the search (slapd keeps the paging state on it), so no other worker or instance could continue
 the walk: it is not used.
