@@ -210,7 +210,7 @@ class DirectoryProfile:
         The bind guard disables too: it is there only while a disabled user's password
         changes, or after an outage cut such a change short, and then no bind succeeds.
         """
-        values = [str(v) for v in _values(attributes, self.lock_attribute)]
+        values = [str(v) for v in all_values(attributes, self.lock_attribute)]
         if self.lock_value is None:
             return not (values and int(values[0]) & _AD_DISABLED)
         if self._guarded(attributes):
@@ -222,7 +222,7 @@ class DirectoryProfile:
         if self.bind_guard is None:
             return False
         attribute, value = self.bind_guard
-        return any(str(v).upper() == value.upper() for v in _values(attributes, attribute))
+        return any(str(v).upper() == value.upper() for v in all_values(attributes, attribute))
 
     def active_changes(
         self, attributes: Mapping[str, Sequence[object]], active: bool, *, force: bool = False
@@ -237,7 +237,7 @@ class DirectoryProfile:
         if self.is_active(attributes) == active and not force:
             return {}
         if self.lock_value is None:
-            flags = int(str((_values(attributes, self.lock_attribute) or ["512"])[0]))
+            flags = int(str((all_values(attributes, self.lock_attribute) or ["512"])[0]))
             flags = flags & ~_AD_DISABLED if active else flags | _AD_DISABLED
             return {self.lock_attribute: [(MODIFY_REPLACE, [str(flags)])]}
         changes = {self.lock_attribute: [(MODIFY_REPLACE, [] if active else [self.lock_value])]}
@@ -280,10 +280,6 @@ class DirectoryProfile:
         double quotes, encoded UTF-16LE."""
         # Codec names ignore case: "UTF-16-LE" is the same codec.
         return f'"{password}"'.encode("utf-16-le")  # pragma: no mutate
-
-
-def _values(attributes: Mapping[str, Sequence[object]], name: str) -> Sequence[object]:
-    return all_values(attributes, name)
 
 
 OPENLDAP = DirectoryProfile(
