@@ -387,8 +387,7 @@ class DirsrvInstance(Launcher):
         self._seed = seed
         self._db_lib = db_lib
         self._vlv_indexes = vlv_indexes
-        self._port: int | None = None
-        self._tls_port: int | None = None
+        self._ports: tuple[int, int] | None = None  # plain LDAP, LDAPS
         self._proc: subprocess.Popen[bytes] | None = None
         #: Seconds the steps took, each once it happened through this object: ``create`` and
         #: ``seed`` (first start of the folder), ``launch`` (ns-slapd until it answers) and
@@ -426,18 +425,18 @@ class DirsrvInstance(Launcher):
     @property
     def port(self) -> int:
         """The plain LDAP port on 127.0.0.1 (chosen on the first start)."""
-        if self._port is None:
-            self._choose_ports()
-        assert self._port is not None
-        return self._port
+        return self._chosen_ports()[0]
 
     @property
     def tls_port(self) -> int:
         """The LDAPS port on 127.0.0.1 (chosen on the first start)."""
-        if self._tls_port is None:
+        return self._chosen_ports()[1]
+
+    def _chosen_ports(self) -> tuple[int, int]:
+        if self._ports is None:
             self._choose_ports()
-        assert self._tls_port is not None
-        return self._tls_port
+        assert self._ports is not None
+        return self._ports
 
     @property
     def url(self) -> str:
@@ -699,22 +698,18 @@ class DirsrvInstance(Launcher):
         port = _config_value(entries, "cn=config", "nsslapd-port")
         tls_port = _config_value(entries, "cn=config", "nsslapd-securePort")
         if port and tls_port:
-            self._port, self._tls_port = int(port), int(tls_port)
+            self._ports = int(port), int(tls_port)
 
     def _choose_ports(self, *, rewrite: bool = False) -> None:
         """Pick two free ports outside the ephemeral range (and write them into dse.ldif)."""
-        self._port = find_free_port(_LISTEN_HOST)
-        self._tls_port = find_free_port(_LISTEN_HOST)
-        while self._tls_port == self._port:
-            self._tls_port = find_free_port(_LISTEN_HOST)
+        port = find_free_port(_LISTEN_HOST)
+        tls_port = find_free_port(_LISTEN_HOST)
+        while tls_port == port:
+            tls_port = find_free_port(_LISTEN_HOST)
+        self._ports = port, tls_port
         if rewrite:
             self._edit_dse(
-                {
-                    "cn=config": {
-                        "nsslapd-port": [str(self._port)],
-                        "nsslapd-securePort": [str(self._tls_port)],
-                    }
-                }
+                {"cn=config": {"nsslapd-port": [str(port)], "nsslapd-securePort": [str(tls_port)]}}
             )
 
     def _edit_dse(self, changes: Mapping[str, Mapping[str, Sequence[str]]]) -> None:
@@ -790,7 +785,7 @@ class DirsrvInstance(Launcher):
                 shutil.copy(system_config / "config" / file, paths["config_dir"] / file)
             for schema in sorted((system_config / "schema").glob("*.ldif")):
                 shutil.copy(schema, paths["schema_dir"] / schema.name)
-            if self._port is None or self._tls_port is None:
+            if self._ports is None:
                 self._choose_ports()
             self._write_dse(template, paths)
             self._make_certificates()
