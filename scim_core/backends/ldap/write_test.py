@@ -10,6 +10,7 @@ was made is deleted again, also after a failure. The throwaway password never ap
 from __future__ import annotations
 
 import secrets
+import string
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
@@ -48,14 +49,20 @@ def ldap_refusal(error: BaseException) -> str:
     return failure_reason(error)
 
 
-_PASSWORD_LETTERS: Final = "ghjkmnpqrstuvwxyz"  # no hex digit: 389-DS refuses a piece of the uid
+_PASSWORD_SYMBOLS: Final = "#%!"
 
 
 def _throwaway_password() -> Secret:
-    """A random password of upper and lower case letters and symbols (AD's complexity)."""
-    lower = "".join(secrets.choice(_PASSWORD_LETTERS) for _ in range(12))
-    upper = "".join(secrets.choice(_PASSWORD_LETTERS.upper()) for _ in range(4))
-    return Secret(f"{lower}#{upper}%!")
+    """A random password of lower- and upper-case letters, each followed by a symbol.
+
+    389-DS and AD refuse a password holding any three characters in a row of the user's
+    names (uid, cn, givenName, mail, ...). Those names are letters, digits, ``-``, ``.``,
+    ``@`` and spaces, and every three characters in a row here hold a symbol, so no draw
+    is refused for them (a run of letters was, now and then: "ght" of "Preflight").
+    """
+    letters = [secrets.choice(string.ascii_lowercase) for _ in range(8)]
+    letters += [secrets.choice(string.ascii_uppercase) for _ in range(8)]
+    return Secret("".join(letter + secrets.choice(_PASSWORD_SYMBOLS) for letter in letters))
 
 
 _REFUSED: Final = (ScimError, LDAPOperationResult, Unexpected, *UNAVAILABLE)
