@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scim_core.backends.ldap.snapshot_edits import Edits, PagePlan, plan_page
+from scim_core.backends.ldap.snapshot_edits import Edits, PagePlan, page_of, plan_page
 
 
 @st.composite
@@ -53,6 +53,14 @@ def test_a_planned_page_is_todays_page(
     plan = plan_page(edits, start, count)
     page = _page_from_plan(keys, gone, joined, given_back, plan)
     assert page[:count] == today[start - 1 : start - 1 + count]
+    # The same page put together without comparing keys: the window's order and the ranks.
+    left_keys = {keys[place - 1] for place in gone}
+    window_stayed = [
+        keys[place - 1]
+        for place in range(plan.window_start, plan.window_start + plan.window_count)
+        if keys[place - 1] not in left_keys
+    ]
+    assert page_of(edits, plan, start, count, window_stayed, joined) == page[:count]
     assert edits.total == len(today)
     # The window reads no more of the snapshot's stayed entries than the page holds.
     assert len(page) == len(today[start - 1 : start - 1 + count])

@@ -23,10 +23,13 @@ lot by key.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
-__all__ = ["Edits", "PagePlan", "plan_page"]
+__all__ = ["Edits", "PagePlan", "page_of", "plan_page"]
+
+Entry = TypeVar("Entry")
 
 
 @dataclass(frozen=True)
@@ -98,6 +101,33 @@ def plan_page(edits: Edits, start: int, count: int) -> PagePlan:
     if count == 0 or first > last:
         return PagePlan(min(first, edits.size + 1), 0, joined)
     return PagePlan(first, last - first + 1, joined)
+
+
+def page_of(
+    edits: Edits,
+    plan: PagePlan,
+    start: int,
+    count: int,
+    window: Sequence[Entry],
+    joined: Sequence[Entry],
+) -> list[Entry]:
+    """Today's entries ``start`` .. ``start + count - 1``: the entries the plan's window gave
+    that stayed (in the server's order, those that left dropped) with the page's joined
+    entries put in their places (``joined``: every joined entry, in key order). No key is
+    compared here: the server's order stands as it gave it.
+    """
+    places = {_joined_place(edits, index) - start: joined[index] for index in plan.joined}
+    stayed = iter(window)
+    page: list[Entry] = []
+    for slot in range(count):
+        if slot in places:
+            page.append(places[slot])
+        else:
+            entry = next(stayed, None)
+            if entry is None:
+                break
+            page.append(entry)
+    return page
 
 
 def _place_today(edits: Edits, place: int) -> int:
