@@ -79,7 +79,13 @@ class Listing(Directory):
         if len(place.bases) > 1:
             return self._merged_page(place, search_filter, query, attributes)
         window = self._window(
-            place, place.bases[0], search_filter, query.start_index, query.count, attributes
+            place,
+            place.bases[0],
+            search_filter,
+            query.start_index,
+            query.count,
+            attributes,
+            joins=True,
         )
         return window.total, window.entries
 
@@ -91,6 +97,7 @@ class Listing(Directory):
         start: int,
         count: int,
         attributes: Sequence[str],
+        joins: bool = False,
     ) -> SortedWindow:
         """One sorted VLV window under ``base``, a refusal translated.
 
@@ -102,7 +109,14 @@ class Listing(Directory):
         """
         try:
             return self.pager.window(
-                base, search_filter, place.sort_attribute, start, count, attributes, place.scope
+                base,
+                search_filter,
+                place.sort_attribute,
+                start,
+                count,
+                attributes,
+                place.scope,
+                joins=joins,
             )
         except LDAPOperationResult as error:
             raise scim_error(error, "the search") from None

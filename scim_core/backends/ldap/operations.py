@@ -21,7 +21,17 @@ from scim_core.backends.ldap import wire
 from scim_core.backends.ldap.dryrun import Planner
 from scim_core.observe import directory_operation
 
-__all__ = ["Search", "add", "delete", "modify", "planner", "rename", "search", "set_password"]
+__all__ = [
+    "Search",
+    "add",
+    "delete",
+    "modify",
+    "planner",
+    "refresh",
+    "rename",
+    "search",
+    "set_password",
+]
 
 Control = wire.Control
 Search = wire.Search
@@ -69,6 +79,13 @@ def search(connection: Connection, request: wire.Search) -> wire.Response:
                 answered.append({**found, "attributes": _shown(entry, attributes)})
         entries = [keep(e) for e in answered] if keep else answered
     return entries, result
+
+
+def refresh(connection: Connection, request: wire.Search) -> tuple[wire.Response, list[Any]]:
+    """:func:`wire.refresh_search`, observed: what changed in a search's result since the
+    state its content synchronization control names (never planned: it only reads)."""
+    with directory_operation("search", _outcome):
+        return wire.refresh_search(connection, request)
 
 
 def _shown(entry: Mapping[str, Any], attributes: Sequence[str]) -> dict[str, Any]:

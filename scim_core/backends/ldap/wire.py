@@ -56,11 +56,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ldap3 import (
     DEREF_ALWAYS,
+    DEREF_NEVER,
     Connection,
 )
 from ldap3.strategy.sync import SyncStrategy
@@ -87,7 +88,17 @@ from scim_core.backends.ldap.encoding import (
 )
 from scim_core.backends.ldap.exchange import conclude, dropped, exchange
 
-__all__ = ["Control", "Entry", "Keep", "Response", "Search", "add", "modify", "search"]
+__all__ = [
+    "Control",
+    "Entry",
+    "Keep",
+    "Response",
+    "Search",
+    "add",
+    "modify",
+    "refresh_search",
+    "search",
+]
 
 
 Response = tuple[list[Any], dict[str, Any]]
@@ -142,13 +153,15 @@ def _eligible(connection: Connection) -> bool:
     )
 
 
-def _ldap3_search(connection: Connection, request: Search) -> Response:
+def _ldap3_search(
+    connection: Connection, request: Search, aliases: str = DEREF_ALWAYS
+) -> Response:
     controls, binary, keep = request.controls, request.binary, request.keep
     connection.search(
         request.base,
         request.search_filter,
         search_scope=request.scope,
-        dereference_aliases=DEREF_ALWAYS,
+        dereference_aliases=aliases,
         attributes=list(request.attributes),
         controls=list(controls) if controls else None,
         size_limit=request.size_limit,
@@ -164,6 +177,17 @@ def _ldap3_search(connection: Connection, request: Search) -> Response:
         entries = [keep(e) for e in entries]
         connection.response = None
     return entries, dict(connection.result or {})
+
+
+def refresh_search(connection: Connection, request: Search) -> tuple[Response, list[Any]]:
+    """A content synchronization search (RFC 4533, its control in ``request.controls``): the
+    entries (each with its ``controls``), the result, and the intermediate responses that
+    came between them. Through ldap3, which reads intermediate responses, with aliases never
+    dereferenced (slapd refuses any other setting for this operation).
+    """
+    entries, result = _ldap3_search(connection, replace(request, keep=None), DEREF_NEVER)
+    answers = connection.response or ()
+    return (entries, result), [a for a in answers if a.get("type") == "intermediateResponse"]
 
 
 def search(connection: Connection, request: Search) -> Response:
