@@ -18,7 +18,9 @@ The server mirrors what the SCIM service expects of a production OpenLDAP:
 * ``memberof`` (groupOfNames/member -> memberOf), ``refint`` (member, manager; an emptied
   group keeps the placeholder entry as its member), ``unique`` (uid under the people base);
 * ``sssvlv`` (server-side sort, RFC 2891, and VLV), sized for several workers;
-* ``syncprov`` (loaded and active, so an instance can serve as a replication provider);
+* ``syncprov`` (loaded and active, so an instance can serve as a replication provider), with a
+  session log of 10,000 changes (an index page learns from it what changed since its sorted
+  snapshot, instead of sorting again);
 * a service account that is not the rootdn, with unlimited size and time limits (without them a
   paged search, RFC 2696, silently stops at the global size limit);
 * with ``tls=True``: a certificate from a private CA (made with the ``openssl`` command), StartTLS
@@ -767,6 +769,7 @@ class SlapdInstance(Launcher):
             "",
             "overlay syncprov",
             "syncprov-checkpoint 100 10",
+            "syncprov-sessionlog 10000",
             "",
             "overlay ppolicy",
             f"ppolicy_default {q(self.policy_dn)}",

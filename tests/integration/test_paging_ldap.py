@@ -1,6 +1,7 @@
 """List pages on a directory big enough for sorted-snapshot reuse (3,000 users, slapadd)."""
 
 import json
+import time
 import uuid
 
 import pytest
@@ -227,6 +228,110 @@ def test_index_pages_after_writes_sort_again_and_list_everyone_once(
     assert sorted(listed) == sorted(now) and total == len(now)
     assert created in listed and new in listed and deleted not in listed and old not in listed
     assert listed == sorted(listed, key=str.casefold)
+
+
+def index_contexts(contexts_sent):
+    """The context ids the index pages' searches echoed (``None``: a fresh sort)."""
+    return next(sent for (key, _), sent in contexts_sent.items() if key == "uid")
+
+
+def snapshot_then_next_second(backend, admin, big):
+    """A write (so the snapshot's marker is in the directory's change log), the index
+    snapshot, then the next second: a user created now is newer than the snapshot by its
+    creation time, which has whole seconds only."""
+    modify_titles(admin, big, ["page00002"])
+    first = backend.find_users(Query(start_index=1, count=10))
+    time.sleep(1.05 - time.time() % 1)
+    return first
+
+
+def add_user(admin, big, uid):
+    assert admin.add(
+        f"uid={uid},{big.users_base}", ["inetOrgPerson"], {"uid": uid, "cn": "C", "sn": "C"}
+    ), admin.result
+
+
+def test_index_pages_after_creates_and_modifies_reuse_the_snapshot(
+    backend, big, admin, contexts_sent, merges_kept
+):
+    """Users created since the snapshot are put in their places in it, users modified come
+    as they are now: no page sorts the directory again, and the walk lists everyone once, in
+    order, with the right total."""
+    first = snapshot_then_next_second(backend, admin, big)
+    tag = uuid.uuid4().hex[:6]
+    created = [f"page01000{tag}", f"page00000{tag}", f"page02999{tag}", f"zzz{tag}"]
+    for uid in created:
+        add_user(admin, big, uid)
+    title = modify_titles(admin, big, ["page01234", "page01000"])
+    listed, total = index_walk(backend, count=250)
+    sent = index_contexts(contexts_sent)
+    assert sent[0] is None and all(isinstance(c, bytes) for c in sent[1:]), sent
+    now = current_names(admin, big)
+    assert total == len(now) == first.total_results + len(created)
+    assert listed == sorted(now, key=str.casefold)
+    page = backend.find_users(Query(start_index=listed.index("page01234") + 1, count=1))
+    assert names(page) == ["page01234"] and page.resources[0]["title"] == title
+
+
+def test_index_pages_of_workers_with_snapshots_of_other_ages_agree(
+    backend, big, admin, merges_kept
+):
+    """A worker whose snapshot predates the creates and one that sorted after them give the
+    same pages: a walk served by both in turn lists everyone once."""
+    snapshot_then_next_second(backend, admin, big)
+    tag = uuid.uuid4().hex[:6]
+    for index in range(0, 3000, 300):
+        add_user(admin, big, f"page{index:05d}{tag}")
+    fresh = LdapBackend(settings_for(big, vlv_per_connection=3))
+    try:
+        listed, start, total = [], 1, None
+        for turn in range(100):
+            worker = backend if turn % 2 else fresh
+            page = worker.find_users(Query(start_index=start, count=137))
+            assert total in (None, page.total_results)
+            total = page.total_results
+            listed += names(page)
+            start += 137
+            if start > total:
+                break
+    finally:
+        fresh.close()
+    assert listed == sorted(current_names(admin, big), key=str.casefold)
+
+
+LEAVING = {"delete": 2100, "rename": 2101, "leave the filter": 2102, "join the filter": 2103}
+
+
+@pytest.mark.parametrize("change", list(LEAVING))
+def test_index_pages_sort_again_after_a_user_left_or_moved(
+    backend, big, admin, contexts_sent, merges_kept, change
+):
+    """A user deleted, renamed, no longer matching or matching now: its place in the
+    snapshot (or that it had none) is not known, so the next page sorts afresh."""
+    victim = f"page{LEAVING[change]:05d}"
+    dn = f"uid={victim},{big.users_base}"
+    if change == "join the filter":
+        assert admin.modify(dn, {"title": [("MODIFY_REPLACE", ["left"])]}), admin.result
+    query = Query(filter=parse_filter('title ne "left"'), start_index=1, count=100)
+    snapshot_then_next_second(backend, admin, big)
+    backend.find_users(query)
+    if change == "delete":
+        assert admin.delete(dn), admin.result
+    elif change == "rename":
+        assert admin.modify_dn(dn, f"uid=a{victim}"), admin.result
+    else:
+        title = "left" if change == "leave the filter" else "back"
+        assert admin.modify(dn, {"title": [("MODIFY_REPLACE", [title])]}), admin.result
+    listed = []
+    for start in range(1, 3200, 500):
+        page = backend.find_users(Query(filter=query.filter, start_index=start, count=500))
+        listed += names(page)
+    sent = [c for (key, _), sents in contexts_sent.items() if key == "uid" for c in sents]
+    assert None in sent[2:], f"no page sorted again after the change: {sent}"
+    admin.search(
+        big.users_base, "(&(objectClass=inetOrgPerson)(!(title=left)))", attributes=["uid"]
+    )
+    assert listed == sorted((str(e.uid) for e in admin.entries), key=str.casefold)
 
 
 def test_a_walk_with_writes_between_pages_reuses_the_snapshot(

@@ -48,7 +48,7 @@ from scim_core.backends.ldap.controls import (
     vlv_control,
     vlv_value_control,
 )
-from scim_core.backends.ldap.decoding import ProtocolError
+from scim_core.backends.ldap.encoding import ProtocolError
 from scim_core.backends.ldap.escape import filter_value
 from scim_core.backends.ldap.operations import Search
 from scim_core.backends.ldap.snapshot_edits import Edits, page_of, plan_page
@@ -67,6 +67,8 @@ log = logging.getLogger("scim.ldap")
 
 _ROLE = "sorted"
 _BUSY = 51
+#: Pauses (seconds) before a window of a kept snapshot refused as busy is asked again.
+_CONTINUATION_PAUSES = (0.001, 0.005, 0.02)
 _VLV_ERROR = 76
 _MAX_INT = 2**31 - 1  # VLV offsets are LDAP INTEGERs (0 .. maxInt, RFC 4511 §4.1.1)
 _REUSE_FROM = 1000  # smaller sets sort in well under a millisecond: not worth a session
@@ -455,9 +457,15 @@ class SortedPager:
             ) == case_ignored(str(value)):
                 return None  # an equal key: which of the two comes first is the server's
             joined.append((found.position - 1, entry))
-        joined.sort(key=lambda rank_entry: rank_entry[0])
-        if len({rank for rank, _ in joined}) != len(joined):
-            return None  # two new entries between the same two: their order is the server's
+        # New entries between the same two of the snapshot: in the order the directory's
+        # ordering rule gives them (as a list merged from several bases is).
+        joined.sort(
+            key=lambda rank_entry: (
+                rank_entry[0],
+                case_ignored(str(first(rank_entry[1]["attributes"], sort_attribute))),
+                dn_key(rank_entry[1]["dn"]),
+            )
+        )
         edits = Edits(cached.total, (), tuple(rank for rank, _ in joined))
         plan = plan_page(edits, start, count)
         window: list[dict[str, Any]] = []
@@ -621,24 +629,32 @@ class SortedPager:
             else vlv_value_control(value, after, context),
         ]
 
+        request = Search(
+            base,
+            search_filter,
+            scope,
+            list(attributes) if count else ["1.1"],
+            controls,
+            self._binary,
+        )
+
         def operation(connection: Connection) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-            try:
-                operations.search(
-                    connection,
-                    Search(
-                        base,
-                        search_filter,
-                        scope,
-                        list(attributes) if count else ["1.1"],
-                        controls,
-                        self._binary,
-                    ),
-                )
-            except LDAPOperationResult as error:
-                # VLV range error: the window starts past the end; the response control still
-                # carries the total.
-                if error.result != _VLV_ERROR:
-                    raise
+            for pause in (*_CONTINUATION_PAUSES, None):
+                try:
+                    operations.search(connection, request)
+                except LDAPOperationResult as error:
+                    if error.result == _BUSY and context is not None and pause is not None:
+                        # slapo-sssvlv answers a window before it marks the request done, so
+                        # the next window of the same snapshot, sent at once, can find it
+                        # still busy: a moment later it is not (a new connection would
+                        # lose every snapshot and sort again).
+                        time.sleep(pause)
+                        continue
+                    # VLV range error: the window starts past the end; the response control
+                    # still carries the total.
+                    if error.result != _VLV_ERROR:
+                        raise
+                break
             entries = [r for r in connection.response or () if r.get("type") == "searchResEntry"]
             return entries, dict(connection.result or {})
 
