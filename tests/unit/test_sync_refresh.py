@@ -422,11 +422,19 @@ MALFORMED: list[tuple[str, Parser, bytes]] = [
 ]
 
 
+# Each parser's errors name the value it was given (what a log of them must tell apart).
+NOUNS: dict[Parser, str] = {
+    parse_sync_state: "sync state control",
+    parse_sync_info: "sync info message",
+    parse_sync_done: "sync done control",
+}
+
+
 @pytest.mark.parametrize(
     ("parse", "value"), [(p, v) for _, p, v in MALFORMED], ids=[n for n, _, _ in MALFORMED]
 )
 def test_malformed_values_are_protocol_errors(parse: Parser, value: bytes) -> None:
-    with pytest.raises(ProtocolError):
+    with pytest.raises(ProtocolError, match=rf"^a (malformed )?{NOUNS[parse]}( |$)"):
         parse(value)
 
 
@@ -452,12 +460,38 @@ def test_errors_never_hold_the_value() -> None:
 # ---------------------------------------------------------------- hostile input
 
 
+def well_formed(result: object) -> None:
+    """What any parse may return: known states and choices, canonical UUIDs, the fields of
+    the choice made and no other, cookies that go back to octets."""
+    if isinstance(result, SyncState):
+        assert result.state in STATES
+        uuids: tuple[str, ...] = (result.entry_uuid,)
+        cookie = result.cookie
+    elif isinstance(result, SyncDone):
+        assert isinstance(result.refresh_deletes, bool)
+        uuids, cookie = (), result.cookie
+    else:
+        assert isinstance(result, SyncInfo)
+        refresh = result.kind in ("refreshDelete", "refreshPresent")
+        id_set = result.kind == "syncIdSet"
+        assert refresh or id_set or (result.kind == "newcookie" and result.cookie is not None)
+        assert isinstance(result.refresh_done, bool) is refresh
+        assert isinstance(result.refresh_deletes, bool) is id_set
+        assert id_set or result.uuids == ()
+        uuids, cookie = result.uuids, result.cookie
+    for text in uuids:
+        assert text == str(uuid.UUID(text))
+    assert cookie is None or isinstance(cookie.encode(errors="surrogateescape"), bytes)
+
+
 def parses_or_refuses(parse: Parser, value: bytes) -> bool:
-    """Whether ``parse`` took ``value``; any exception but ProtocolError propagates."""
+    """Whether ``parse`` took ``value`` (and gave a well-formed result); any exception but
+    ProtocolError propagates."""
     try:
-        parse(value)
+        result = parse(value)
     except ProtocolError:
         return False
+    well_formed(result)
     return True
 
 
