@@ -7,7 +7,10 @@ since: entries added or modified come back as entries with a Sync State control
 (:func:`parse_sync_state`); entries that left the result (deleted, moved out of the base, or
 modified so they no longer match the filter) come back as entryUUIDs in Sync Info intermediate
 responses (:func:`parse_sync_info`); the searchResultDone carries a Sync Done control
-(:func:`parse_sync_done`) with the cookie to ask from next time.
+(:func:`parse_sync_done`) with the cookie to ask from next time. In that refresh OpenLDAP
+gives a modified entry the state ``add`` too. The search must not dereference aliases while
+searching (``derefAliases`` neverDerefAliases or derefFindingBaseObj): syncprov answers any
+other with protocolError, and ldap3's default is derefAlways.
 
 Cookies are opaque octet strings (RFC 4533 §2.1.1). They are handed out as text decoded from
 UTF-8 with ``surrogateescape``, so a cookie that is not UTF-8 still goes back to the server
