@@ -7,7 +7,10 @@ since: entries added or modified come back as entries with a Sync State control
 (:func:`parse_sync_state`); entries that left the result (deleted, moved out of the base, or
 modified so they no longer match the filter) come back as entryUUIDs in Sync Info intermediate
 responses (:func:`parse_sync_info`); the searchResultDone carries a Sync Done control
-(:func:`parse_sync_done`) with the cookie to ask from next time.
+(:func:`parse_sync_done`) with the cookie to ask from next time. In that refresh OpenLDAP
+gives a modified entry the state ``add`` too. The search must not dereference aliases while
+searching (``derefAliases`` neverDerefAliases or derefFindingBaseObj): syncprov answers any
+other with protocolError, and ldap3's default is derefAlways.
 
 Cookies are opaque octet strings (RFC 4533 §2.1.1). They are handed out as text decoded from
 UTF-8 with ``surrogateescape``, so a cookie that is not UTF-8 still goes back to the server
@@ -82,8 +85,8 @@ class _SyncRequest(univ.Sequence):  # type: ignore[misc]  # pyasn1 is untyped
 
 
 # In the answers, ENUMERATED and BOOLEAN are taken as their content octets and read here:
-# pyasn1 reads an empty one as 0 or FALSE and a BOOLEAN of any length, where X.690 allows
-# neither. A BOOLEAN DEFAULT is optional here and its default applied when it is read.
+# pyasn1 reads an empty one as 0 or FALSE and a BOOLEAN of any length, where X.690 wants one
+# octet. A BOOLEAN DEFAULT is optional here and its default applied when it is read.
 _ENUMERATED = univ.OctetString(tagSet=univ.Enumerated.tagSet)
 _BOOLEAN = univ.OctetString(tagSet=univ.Boolean.tagSet)
 
@@ -214,7 +217,7 @@ def _decode(value: bytes, spec: Any, what: str) -> Any:
     """``value`` decoded as ``spec``, which it must fill exactly.
 
     pyasn1's DER decoder refuses the indefinite length RFC 4511 §5.1 forbids (OpenLDAP never
-    sends one); the BOOLEANs are checked where they are read.
+    sends one), where its BER decoder would take it.
     """
     try:
         decoded, rest = der_decoder.decode(value, asn1Spec=spec)
@@ -234,13 +237,16 @@ def _cookie(component: Any) -> str | None:
 
 
 def _flag(component: Any, default: bool, what: str) -> bool:
-    """An optional BOOLEAN's value, ``default`` when absent (RFC 4511 §5.1: TRUE is 0xFF)."""
+    """An optional BOOLEAN's value, ``default`` when absent.
+
+    Any octet but 0 is TRUE (X.690 §8.2.2; OpenLDAP sends 0xFF, as RFC 4511 §5.1 has it).
+    """
     if not component.isValue:
         return default
     raw = bytes(component)
-    if raw not in (b"\x00", b"\xff"):
-        raise ProtocolError(f"a {what} with a BOOLEAN of {len(raw)} octets or not 0x00/0xFF")
-    return raw == b"\xff"
+    if len(raw) != 1:
+        raise ProtocolError(f"a {what} with a BOOLEAN of {len(raw)} octets")
+    return raw != b"\x00"
 
 
 def _uuid(component: Any, what: str) -> str:
