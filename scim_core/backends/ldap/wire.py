@@ -153,9 +153,7 @@ def _eligible(connection: Connection) -> bool:
     )
 
 
-def _ldap3_search(
-    connection: Connection, request: Search, aliases: str = DEREF_ALWAYS
-) -> Response:
+def _ldap3_search(connection: Connection, request: Search, aliases: str = DEREF_ALWAYS) -> Response:
     controls, binary, keep = request.controls, request.binary, request.keep
     connection.search(
         request.base,
