@@ -543,6 +543,11 @@ class SlapdInstance(Launcher):
         """The default password policy entry (``ppolicy_default``)."""
         return f"cn=default,ou=policies,{self._base_dn}"
 
+    def service_settings(self) -> dict[str, str]:
+        """The ``SCIM_LDAP_*`` environment for the service as its own account, with
+        ``SCIM_LDAP_SESSION_LOG=on``: this slapd keeps a session log."""
+        return {**super().service_settings(), "SCIM_LDAP_SESSION_LOG": "on"}
+
     def can_bind(self, dn: str, password: str) -> bool:
         """Whether a simple bind as ``dn`` with ``password`` succeeds (``ldapwhoami``)."""
         command = [_find_binary("ldapwhoami"), "-x", "-H", self.url, "-D", dn, "-w", password]

@@ -48,7 +48,7 @@ def big(tmp_path_factory):
 
 @pytest.fixture
 def backend(big):
-    backend = LdapBackend(settings_for(big, vlv_per_connection=3))
+    backend = LdapBackend(settings_for(big, vlv_per_connection=3, session_log=True))
     yield backend
     backend.close()
 
@@ -282,7 +282,7 @@ def test_index_pages_of_workers_with_snapshots_of_other_ages_agree(
     tag = uuid.uuid4().hex[:6]
     for index in range(0, 3000, 300):
         add_user(admin, big, f"page{index:05d}{tag}")
-    fresh = LdapBackend(settings_for(big, vlv_per_connection=3))
+    fresh = LdapBackend(settings_for(big, vlv_per_connection=3, session_log=True))
     try:
         listed, start, total = [], 1, None
         for turn in range(100):
@@ -297,6 +297,23 @@ def test_index_pages_of_workers_with_snapshots_of_other_ages_agree(
     finally:
         fresh.close()
     assert listed == sorted(current_names(admin, big), key=str.casefold)
+
+
+def test_without_the_session_log_an_index_page_after_a_create_sorts_again(
+    big, admin, contexts_sent, merges_kept
+):
+    """A site whose slapd keeps no session log says so (the default): the directory is not
+    asked what changed, and the page after a write sorts afresh."""
+    plain = LdapBackend(settings_for(big, vlv_per_connection=3))
+    try:
+        first = snapshot_then_next_second(plain, admin, big)
+        add_user(admin, big, f"page01500{uuid.uuid4().hex[:6]}")
+        after = plain.find_users(Query(start_index=1, count=5))
+    finally:
+        plain.close()
+    assert index_contexts(contexts_sent) == [None, None]
+    assert after.total_results == first.total_results + 1
+    assert names(after) == names(first)[:5]
 
 
 LEAVING = {"delete": 2100, "rename": 2101, "leave the filter": 2102, "join the filter": 2103}

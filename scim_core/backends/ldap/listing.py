@@ -85,7 +85,7 @@ class Listing(Directory):
             query.start_index,
             query.count,
             attributes,
-            joins=True,
+            joins=self.settings.session_log,
         )
         return window.total, window.entries
 

@@ -48,18 +48,11 @@ from scim_core.backends.ldap.controls import (
     vlv_control,
     vlv_value_control,
 )
-from scim_core.backends.ldap.encoding import ProtocolError
 from scim_core.backends.ldap.escape import filter_value
+from scim_core.backends.ldap.joined import CREATED, changes_since, joined_page
 from scim_core.backends.ldap.operations import Search
-from scim_core.backends.ldap.snapshot_edits import Edits, page_of, plan_page
-from scim_core.backends.ldap.syncrefresh import (
-    SYNC_STATE_OID,
-    cookie_for,
-    parse_sync_info,
-    parse_sync_state,
-    sync_request,
-)
-from scim_core.backends.ldap.values import case_ignored, dn_key, first
+from scim_core.backends.ldap.syncrefresh import cookie_for, sync_request
+from scim_core.backends.ldap.values import first
 
 __all__ = ["MarkerRead", "SortedPager", "SortedWindow", "delta_limit"]
 
@@ -85,7 +78,6 @@ Marker = tuple[str, ...]
 
 
 _CHANGE_MARK = "entryCSN"
-_CREATED = "createTimestamp"
 
 
 def delta_limit(total: int) -> int:
@@ -390,154 +382,61 @@ class SortedPager:
         count: int,
         attributes: Sequence[str],
     ) -> SortedWindow | None:
-        """Entries ``start`` .. ``start + count - 1`` of the list as it is now, from the
-        snapshot taken before the writes since: ``None`` when that cannot be exact.
-
-        The directory says what changed in the list since the snapshot's marker (a refreshOnly
-        content synchronization, RFC 4533, which slapo-syncprov answers from its session log).
-        Exact only when nothing left the list and no entry moved in it:
-        - an entry that left (deleted, moved out, no longer matching) is not in the answer's
-          entries but named as gone, and its place in the snapshot is not known: sort afresh;
-        - each changed entry is looked up by its key in the snapshot (a window by value). Found
-          there, it kept its key: the snapshot gives it as it is now. Not found, it is new if it
-          was created after the snapshot's second, and goes in at its key's place; otherwise it
-          was renamed, moved in or matches now, and its old place is not known: sort afresh.
-
-        A snapshot that cannot say (another connection's, none, another server's marker, a
-        server without the session log or more changes than :func:`delta_limit`) gives
-        ``None`` too. The snapshot is kept for the next window unless putting the changes in
-        cost more than a share of its sort (then the next window sorts afresh).
-        """
+        """The window from the snapshot taken before the writes since, with the entries
+        created since in their places (:mod:`.joined`); ``None`` when that cannot be exact or
+        there is no such snapshot on this connection. The snapshot is kept for the next window
+        unless this cost more than a share of its sort."""
         base, scope, search_filter, sort_attribute = search
         cached = state.contexts.get(key)
-        connection = self._connections.current(self._role)
         if (
             cached is None
-            or state.connection is not connection
+            or state.connection is not self._connections.current(self._role)
             or cached.marker == marker
             or len(cached.marker) != 1  # one server's changes: a second's order is its own
-            or len(marker) != 1
         ):
             return None
         began = time.perf_counter()
-        wanted = list(dict.fromkeys([*attributes, sort_attribute, _CREATED]))
-        changed = self._refreshed(base, scope, search_filter, wanted, cached.marker, cached.total)
-        if changed is None:
-            return None
-        second = cached.marker[0][:14]  # the snapshot's contextCSN, to the second
-        joined: list[tuple[int, dict[str, Any]]] = []
-        for entry in changed:
-            value, created = (
-                first(entry["attributes"], sort_attribute),
-                first(entry["attributes"], _CREATED),
-            )
-            if value is None or created is None:
-                return None
-            found, received = self._search(
-                base,
-                scope,
-                search_filter,
-                sort_attribute,
-                1,
-                1,
-                [sort_attribute],
-                cached.context,
-                str(value),
-            )
-            if received != cached.context:
-                state.contexts.pop(key, None)
-                return None
-            head = found.entries[0] if found.entries else None
-            if head is not None and dn_key(head["dn"]) == dn_key(entry["dn"]):
-                continue  # in its place: the window gives it as it is now
-            if str(created)[:14] <= second:
-                return None
-            if head is not None and case_ignored(
-                str(first(head["attributes"], sort_attribute) or "")
-            ) == case_ignored(str(value)):
-                return None  # an equal key: which of the two comes first is the server's
-            joined.append((found.position - 1, entry))
-        # New entries between the same two of the snapshot: in the order the directory's
-        # ordering rule gives them (as a list merged from several bases is).
-        joined.sort(
-            key=lambda rank_entry: (
-                rank_entry[0],
-                case_ignored(str(first(rank_entry[1]["attributes"], sort_attribute))),
-                dn_key(rank_entry[1]["dn"]),
-            )
-        )
-        edits = Edits(cached.total, (), tuple(rank for rank, _ in joined))
-        plan = plan_page(edits, start, count)
-        window: list[dict[str, Any]] = []
-        if plan.window_count:
-            found, received = self._search(
-                base,
-                scope,
-                search_filter,
-                sort_attribute,
-                plan.window_start,
-                plan.window_count,
-                attributes,
-                cached.context,
-            )
-            if received != cached.context or len(found.entries) != plan.window_count:
-                # An entry left since the changes were read: its place is not known.
-                state.contexts.pop(key, None)
-                return None
-            window = found.entries
-        page = page_of(edits, plan, start, count, window, [entry for _, entry in joined])
-        if time.perf_counter() - began > max(_MERGE_FLOOR, cached.sort_seconds * _MERGE_SHARE):
-            state.contexts.pop(key, None)
-        return SortedWindow(edits.total, page, position=start)
-
-    def _refreshed(
-        self,
-        base: str,
-        scope: str,
-        search_filter: str,
-        attributes: list[str],
-        since: Marker,
-        total: int,
-    ) -> list[dict[str, Any]] | None:
-        """The entries of the list created or modified since ``since`` (as they are now);
-        ``None`` when any left it, or the directory cannot tell from its session log, or
-        they are more than :func:`delta_limit` of ``total``."""
-        limit = delta_limit(total)
+        limit = delta_limit(cached.total)
         request = Search(
             base,
             search_filter,
             scope,
-            attributes,
-            [sync_request(cookie_for(since))],
+            list(dict.fromkeys([*attributes, sort_attribute, CREATED])),
+            [sync_request(cookie_for(cached.marker))],
             self._binary,
             size_limit=limit + 1,
         )
-        try:
-            (entries, result), answers = self._connections.run(
-                lambda connection: operations.refresh(connection, request)
-            )
-        except LDAPOperationResult as error:
-            log.info(
-                "no content synchronization (%s): an index page sorts afresh", error.description
-            )
+        changed = changes_since(self._connections, request, limit)
+        if changed is None:
             return None
-        if result.get("result") != 0 or len(entries) > limit:
-            return None  # more changes than the limit, or the session log does not reach back
-        try:
-            for answer in answers:
-                info = parse_sync_info(answer.get("responseValue") or b"")
-                if info.kind == "syncIdSet" or info.kind == "refreshPresent":
-                    return None  # entries gone (or a present phase: the log did not suffice)
-            for entry in entries:
-                control = (entry.get("controls") or {}).get(SYNC_STATE_OID)
-                if control is None or parse_sync_state(control["value"]).state not in (
-                    "add",
-                    "modify",
-                ):
-                    return None
-        except ProtocolError:
+        context = cached.context
+
+        def lookup(value: str) -> tuple[int, dict[str, Any] | None] | None:
+            found, received = self._search(
+                base, scope, search_filter, sort_attribute, 1, 1, [sort_attribute], context, value
+            )
+            if received != context:
+                return None
+            return found.position, found.entries[0] if found.entries else None
+
+        def read(place: int, places: int) -> list[dict[str, Any]] | None:
+            found, received = self._search(
+                base, scope, search_filter, sort_attribute, place, places, attributes, context
+            )
+            return found.entries if received == context else None
+
+        second = cached.marker[0][:14]  # the snapshot's contextCSN, to the second
+        page = joined_page(
+            changed, second, sort_attribute, cached.total, lookup, read, start, count
+        )
+        if page is None or time.perf_counter() - began > max(
+            _MERGE_FLOOR, cached.sort_seconds * _MERGE_SHARE
+        ):
+            state.contexts.pop(key, None)
+        if page is None:
             return None
-        return entries
+        total, entries = page
+        return SortedWindow(total, entries, position=start)
 
     def _merge_changes(
         self,

@@ -137,6 +137,15 @@ LDAP_SETTINGS: tuple[Setting[Any], ...] = (
         "(faster, bounded against hostile answers); `off` leaves every operation to ldap3.",
     ),
     Setting(
+        "SCIM_LDAP_SESSION_LOG",
+        parse_bool,
+        False,
+        "`on` where slapo-syncprov keeps a session log (`syncprov-sessionlog`, OpenLDAP): "
+        "an index page after writes asks it what changed and keeps its sorted snapshot "
+        "(users created or modified) instead of sorting every user again. Leave it off "
+        "without the log: each such page would also read every entry's id for nothing.",
+    ),
+    Setting(
         "SCIM_LDAP_EXTERNAL_ID_ATTRIBUTE",
         str,
         DEFAULT,
@@ -278,6 +287,7 @@ class LdapSettings:
     connect_timeout: int = 3
     timeout: int = 10
     fast_path: bool = True
+    session_log: bool = False
     external_id_attribute: str | None = DEFAULT
     external_id_object_class: str | None = DEFAULT
     no_primary_email_attribute: str | None = DEFAULT

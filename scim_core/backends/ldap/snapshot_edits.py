@@ -25,6 +25,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import TypeVar
 
 __all__ = ["Edits", "PagePlan", "page_of", "plan_page"]
@@ -54,11 +55,11 @@ class Edits:
         if self.size < 0:
             raise ValueError("a snapshot's size is not negative")
         if any(not 1 <= place <= self.size for place in self.gone) or any(
-            later <= earlier for earlier, later in zip(self.gone, self.gone[1:], strict=False)
+            later <= earlier for earlier, later in pairwise(self.gone)
         ):
             raise ValueError("gone places must be ascending places of the snapshot")
         if any(not 0 <= rank <= self.size for rank in self.joined) or any(
-            later < earlier for earlier, later in zip(self.joined, self.joined[1:], strict=False)
+            later < earlier for earlier, later in pairwise(self.joined)
         ):
             raise ValueError("joined ranks must be in key order, within the snapshot")
 
