@@ -4,6 +4,7 @@ the function is pure given them)."""
 
 from __future__ import annotations
 
+import uuid
 from bisect import bisect_left
 from typing import Any
 
@@ -11,7 +12,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scim_core.backends.ldap.joined import joined_page
+from scim_core.backends.ldap.joined import changes_since, joined_page
+from scim_core.backends.ldap.syncrefresh import (
+    SYNC_INFO_OID,
+    SYNC_STATE_OID,
+    parse_sync_info,
+    parse_sync_state,
+)
 from scim_core.backends.ldap.values import case_ignored
 
 SECOND = "20261128120000"
@@ -125,3 +132,83 @@ def test_a_lost_snapshot_or_a_short_window_is_none() -> None:
     assert short is None
     gone = joined_page([], SECOND, "uid", 3, snapshot.lookup, lambda s, c: None, 1, 3)
     assert gone is None
+
+
+# ---------------------------------------------------------------- the directory's answer
+
+UUID = bytes.fromhex("b56598907f961041807b515a13b2c67a")
+
+
+def state(kind: int) -> dict[str, Any]:
+    """An entry of a refresh with its Sync State control (RFC 4533 §2.3), as ldap3 gives it."""
+    value = b"\x30\x15\x0a\x01" + bytes([kind]) + b"\x04\x10" + UUID
+    return {**entry("u1"), "controls": {SYNC_STATE_OID: {"value": value}}}
+
+
+def info(value: bytes) -> dict[str, Any]:
+    return {"type": "intermediateResponse", "responseName": SYNC_INFO_OID, "responseValue": value}
+
+
+DONE = {"result": 0, "description": "success"}
+GONE = info(b"\xa3\x17\x01\x01\xff\x31\x12\x04\x10" + UUID)  # syncIdSet, refreshDeletes TRUE
+PRESENT = info(b"\xa3\x14\x31\x12\x04\x10" + UUID)  # syncIdSet: the entries still there
+REFRESH_PRESENT = info(b"\xa2\x00")
+REFRESH_DELETE = info(b"\xa1\x00")
+NEW_COOKIE = info(b"\x80\x03abc")
+
+
+@pytest.mark.parametrize("kind", [1, 2])  # add, modify
+def test_entries_added_or_modified_are_the_changes(kind: int) -> None:
+    answer = [state(kind), state(kind)]
+    assert changes_since(answer, DONE, [REFRESH_DELETE, NEW_COOKIE], 2) == answer
+
+
+@pytest.mark.parametrize(
+    ("entries", "result", "answers", "why"),
+    [
+        ([state(1)], DONE, [GONE], "an entry left"),
+        ([state(1)], DONE, [PRESENT], "a present phase: the log does not reach back"),
+        ([state(1)], DONE, [REFRESH_PRESENT], "a present phase"),
+        ([state(0)], DONE, [], "an entry present, not changed: a present phase"),
+        ([state(3)], DONE, [], "an entry deleted"),
+        ([entry("u1")], DONE, [], "an entry without its state"),
+        ([state(1)] * 3, DONE, [], "more than the limit"),
+        ([state(1)], {"result": 4}, [], "size limit exceeded"),
+        ([], {}, [], "no result"),
+        ([state(1)], DONE, [info(b"\xa3\x01")], "a malformed Sync Info"),
+        ([state(1)], DONE, [info(b"")], "an empty Sync Info"),
+        ([{**entry("u1"), "controls": {SYNC_STATE_OID: {"value": b"\x30"}}}], DONE, [], "bad"),
+    ],
+)
+def test_what_does_not_say_exactly_what_changed_is_none(
+    entries: list[dict[str, Any]],
+    result: dict[str, Any],
+    answers: list[dict[str, Any]],
+    why: str,
+) -> None:
+    assert changes_since(entries, result, answers, 2) is None, why
+
+
+def test_the_answers_above_are_what_they_say() -> None:
+    gone, present = (parse_sync_info(a["responseValue"]) for a in (GONE, PRESENT))
+    assert (gone.kind, gone.refresh_deletes, gone.uuids) == (
+        "syncIdSet",
+        True,
+        (str(uuid.UUID(bytes=UUID)),),
+    )
+    assert (present.kind, present.refresh_deletes) == ("syncIdSet", False)
+    assert parse_sync_info(REFRESH_PRESENT["responseValue"]).kind == "refreshPresent"
+    assert parse_sync_info(REFRESH_DELETE["responseValue"]).kind == "refreshDelete"
+    assert parse_sync_info(NEW_COOKIE["responseValue"]).kind == "newcookie"
+    assert [
+        parse_sync_state(state(k)["controls"][SYNC_STATE_OID]["value"]).state for k in range(4)
+    ] == [
+        "present",
+        "add",
+        "modify",
+        "delete",
+    ]
+
+
+def test_nothing_changed_is_no_change() -> None:
+    assert changes_since([], DONE, [], 2) == []

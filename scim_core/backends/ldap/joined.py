@@ -29,12 +29,7 @@ from collections.abc import Callable, Sequence
 from itertools import pairwise
 from typing import Any
 
-from ldap3.core.exceptions import LDAPOperationResult
-
-from scim_core.backends.ldap import operations
-from scim_core.backends.ldap.connection import ConnectionFactory
 from scim_core.backends.ldap.encoding import ProtocolError
-from scim_core.backends.ldap.operations import Search
 from scim_core.backends.ldap.snapshot_edits import Edits, page_of, plan_page
 from scim_core.backends.ldap.syncrefresh import SYNC_STATE_OID, parse_sync_info, parse_sync_state
 from scim_core.backends.ldap.values import all_values, case_ignored, dn_key, first
@@ -55,21 +50,19 @@ snapshot is gone."""
 
 
 def changes_since(
-    connections: ConnectionFactory, request: Search, limit: int
+    entries: Sequence[dict[str, Any]],
+    result: dict[str, Any],
+    answers: Sequence[dict[str, Any]],
+    limit: int,
 ) -> list[dict[str, Any]] | None:
-    """The entries of ``request``'s result created or modified since the state its content
-    synchronization control names, as they are now (``request`` asks at most ``limit`` + 1).
+    """The entries created or modified since the state a refreshOnly content synchronization
+    named, from its answer (its entries, its result, its intermediate responses), when the
+    search asked at most ``limit`` + 1.
 
-    ``None`` when any entry left the result, or the directory answers from anything but its
-    session log (no log, a log that does not reach back: it would list every entry), or
-    more than ``limit`` changed, or it refuses the operation.
+    ``None`` when any entry left the result, or the directory answered from anything but
+    its session log (no log, a log that does not reach back: it lists every entry), or more
+    than ``limit`` changed, or the search did not succeed.
     """
-    try:
-        (entries, result), answers = connections.run(
-            lambda connection: operations.refresh(connection, request)
-        )
-    except LDAPOperationResult:
-        return None
     if result.get("result") != 0 or len(entries) > limit:
         return None
     try:
@@ -85,7 +78,7 @@ def changes_since(
                 return None
     except ProtocolError:
         return None
-    return entries
+    return list(entries)
 
 
 def joined_page(

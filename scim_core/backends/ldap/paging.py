@@ -406,7 +406,13 @@ class SortedPager:
             self._binary,
             size_limit=limit + 1,
         )
-        changed = changes_since(self._connections, request, limit)
+        try:
+            (entries, result), answers = self._connections.run(
+                lambda connection: operations.refresh(connection, request)
+            )
+        except LDAPOperationResult:
+            return None  # no content synchronization here: sort afresh
+        changed = changes_since(entries, result, answers, limit)
         if changed is None:
             return None
         context = cached.context
