@@ -107,6 +107,9 @@ def test_nothing_changed_is_the_snapshots_window() -> None:
         ([sorted_by(["u5a", "u0"])], "two sort values"),
         ([sorted_by([])], "no sort value"),
         ([entry("é1", AFTER), entry("é2", AFTER)], "non-ASCII keys between the same two"),
+        ([entry("u6", AFTER), entry("u6é", AFTER)], "one of them not ASCII"),
+        ([entry("u6é", AFTER), entry("u7", AFTER)], "one of them not ASCII, the other way"),
+        ([entry("Ma", AFTER), entry("mA", AFTER)], "two keys equal but for case"),
     ],
 )
 def test_what_cannot_be_placed_is_none(changed: list[dict[str, Any]], why: str) -> None:
@@ -118,6 +121,38 @@ def test_two_ascii_keys_between_the_same_two_go_in_in_case_ignored_order() -> No
     snapshot = Snapshot(["a", "z"])
     changed = [entry("Mb", AFTER), entry("ma", AFTER)]
     assert uids(page(snapshot, changed, 1, 10)[1]) == ["a", "ma", "Mb", "z"]
+
+
+def test_new_entries_go_in_by_the_directorys_order_not_this_ones() -> None:
+    """The places come from the directory (here it sorts "b" before "a")."""
+    found = {"b": (2, None), "a": (3, None)}
+    snapshot = [entry("s1"), entry("s2"), entry("s3")]
+    page = joined_page(
+        [entry("a", AFTER), entry("b", AFTER)],
+        SECOND,
+        "uid",
+        3,
+        found.get,
+        lambda start, count: snapshot[start - 1 : start - 1 + count],
+        1,
+        10,
+    )
+    assert page is not None and uids(page[1]) == ["s1", "b", "s2", "a", "s3"]
+
+
+def test_an_entry_without_the_sort_attribute_where_a_new_one_goes_is_no_equal_key() -> None:
+    keyless = {"dn": "uid=k,ou=people", "attributes": {"createTimestamp": [BEFORE]}}
+    page = joined_page(
+        [entry("m", AFTER)],
+        SECOND,
+        "uid",
+        2,
+        lambda value: (2, keyless),
+        lambda s, c: [keyless, entry("z")][s - 1 : s - 1 + c],
+        1,
+        5,
+    )
+    assert page is not None and page[0] == 3
 
 
 def test_a_lost_snapshot_or_a_short_window_is_none() -> None:
@@ -187,6 +222,10 @@ def test_what_does_not_say_exactly_what_changed_is_none(
     why: str,
 ) -> None:
     assert changes_since(entries, result, answers, 2) is None, why
+
+
+def test_an_intermediate_response_without_a_value_is_none() -> None:
+    assert changes_since([state(1)], DONE, [info(b"") | {"responseValue": None}], 2) is None
 
 
 def test_the_answers_above_are_what_they_say() -> None:

@@ -76,7 +76,8 @@ def test_a_planned_page_is_todays_page(
 def test_nothing_changed_is_the_snapshots_own_window() -> None:
     assert plan_page(Edits(1000), 101, 100) == PagePlan(101, 100, range(0, 0))
     assert plan_page(Edits(1000), 951, 100) == PagePlan(951, 50, range(0, 0))
-    assert plan_page(Edits(1000), 1001, 100).window_count == 0
+    assert plan_page(Edits(1000), 1001, 100) == PagePlan(1001, 0, range(0, 0))
+    assert plan_page(Edits(1000), 5, 0) == PagePlan(5, 0, range(0, 0))
 
 
 def test_an_entry_gone_before_the_page_moves_its_window_on_by_one() -> None:

@@ -67,7 +67,8 @@ def changes_since(
         return None
     try:
         for answer in answers:
-            if parse_sync_info(answer.get("responseValue") or b"").kind in (
+            value = answer.get("responseValue")
+            if not value or parse_sync_info(value).kind in (
                 "syncIdSet",  # entries that left, or (a present phase) every entry still there
                 "refreshPresent",
             ):
@@ -110,23 +111,21 @@ def joined_page(
             continue  # in its place: the window gives it as it is now
         if str(created)[:14] <= second:
             return None
-        if head is not None and case_ignored(
-            str(first(head["attributes"], sort_attribute) or "")
-        ) == case_ignored(value):
+        head_key = first(head["attributes"], sort_attribute) if head is not None else None
+        if head_key is not None and case_ignored(str(head_key)) == case_ignored(value):
             return None  # an equal key: which of the two comes first is the server's
         joined.append((position - 1, case_ignored(value), entry))
-    joined.sort(key=lambda item: (item[0], item[1], dn_key(str(item[2]["dn"]))))
+    joined.sort(key=lambda item: (item[0], item[1]))
     for (rank, key, _), (next_rank, next_key, _) in pairwise(joined):
-        if rank == next_rank and not (key.isascii() and next_key.isascii()):
+        if rank == next_rank and (key == next_key or not (key.isascii() and next_key.isascii())):
             # Between the same two of the snapshot: ordered here as the directory's rule
-            # orders them (as a list merged from several bases is), trusted for ASCII only.
+            # orders them (as a list merged from several bases is), trusted for distinct
+            # ASCII keys only.
             return None
     edits = Edits(size, (), tuple(rank for rank, _, _ in joined))
     plan = plan_page(edits, start, count)
-    window: list[dict[str, Any]] | None = []
-    if plan.window_count:
-        window = read(plan.window_start, plan.window_count)
-        if window is None or len(window) != plan.window_count:
-            return None  # an entry left since the changes were read: its place is unknown
+    window = read(plan.window_start, plan.window_count) if plan.window_count else []
+    if window is None or len(window) != plan.window_count:
+        return None  # an entry left since the changes were read: its place is unknown
     entries = [entry for _, _, entry in joined]
-    return edits.total, page_of(edits, plan, start, count, window or [], entries)
+    return edits.total, page_of(edits, plan, start, count, window, entries)

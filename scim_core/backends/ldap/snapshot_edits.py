@@ -73,7 +73,8 @@ class Edits:
 class PagePlan:
     """What to read for a page of today's list.
 
-    :ivar window_start: the snapshot's first place to read (1-based).
+    :ivar window_start: the snapshot's first place to read (1-based; with nothing to read,
+        where the page would start in it, ``size + 1`` past its end).
     :ivar window_count: how many of its places to read from there (0: none); the entries that
         left among them must be dropped by key (the server leaves some out and gives others).
     :ivar joined: the indexes into :attr:`Edits.joined` of the joined entries in the page.
@@ -100,7 +101,7 @@ def plan_page(edits: Edits, start: int, count: int) -> PagePlan:
     first = _stayed_from(edits, first, +1)
     last = _stayed_from(edits, last, -1)
     if count == 0 or first > last:
-        return PagePlan(min(first, edits.size + 1), 0, joined)
+        return PagePlan(first, 0, joined)
     return PagePlan(first, last - first + 1, joined)
 
 
