@@ -22,6 +22,12 @@ newer); never in neither. Past :func:`delta_limit` changes the list is sorted af
 that cannot merge get a fresh sort after any change. Where there is no ``contextCSN`` every
 request sorts afresh: slower, never wrong.
 
+An index page cannot merge by key: it is a window at an offset, and an entry deleted or
+renamed since the snapshot moves every later offset without a trace. Where slapo-syncprov
+keeps a session log (``joins=True``, from ``SCIM_LDAP_SESSION_LOG``), the directory says what
+changed since the snapshot, and when users were only created or modified the snapshot still
+serves, with the users created since put in their places (:mod:`.joined`).
+
 OpenLDAP keeps every VLV session until its connection closes and refuses more than
 ``sssvlv-maxperconn`` per connection, so sorted searches run on a connection of their own,
 renewed before it runs out of sessions.
@@ -393,6 +399,7 @@ class SortedPager:
             or state.connection is not self._connections.current(self._role)
             or cached.marker == marker
             or len(cached.marker) != 1  # one server's changes: a second's order is its own
+            or len(marker) != 1
         ):
             return None
         began = time.perf_counter()
@@ -432,9 +439,12 @@ class SortedPager:
             return found.entries if received == context else None
 
         second = cached.marker[0][:14]  # the snapshot's contextCSN, to the second
-        page = joined_page(
-            changed, second, sort_attribute, cached.total, lookup, read, start, count
-        )
+        try:
+            page = joined_page(
+                changed, second, sort_attribute, cached.total, lookup, read, start, count
+            )
+        except LDAPOperationResult:
+            page = None  # refused (busy past the pauses): the loop renews or reports it
         if page is None or time.perf_counter() - began > max(
             _MERGE_FLOOR, cached.sort_seconds * _MERGE_SHARE
         ):
