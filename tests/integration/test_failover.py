@@ -184,7 +184,14 @@ def test_reads_and_writes_go_on_through_the_second_provider(
 
     lagged = [r for r in recorder.results if not_replicated_yet(r)]
     failures = recorder.failures(lambda r: _allowed(r) or not_replicated_yet(r))
-    assert not failures, "\n".join(failures[:20])
+    # When: each switch, and each failing read's start against its user's create.
+    timeline = [
+        f"{r.path}: started {r.started:.3f}, its create answered at "
+        f"{created_at.get(r.path.rsplit('/', 1)[-1], float('nan')):.3f}"
+        for r in recorder.results
+        if r.status == 404 and not not_replicated_yet(r)
+    ]
+    assert not failures, "\n".join([*failures[:20], f"switches: {switches}", *timeline[:20]])
     statuses = recorder.statuses()
     # Only requests caught in flight by the stop may fail: creates (never retried, they are
     # not idempotent) on a connection that dies. Reads and modifies are retried once.
