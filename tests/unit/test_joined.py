@@ -14,8 +14,10 @@ from hypothesis import strategies as st
 
 from scim_core.backends.ldap.joined import changes_since, joined_page
 from scim_core.backends.ldap.syncrefresh import (
+    SYNC_DONE_OID,
     SYNC_INFO_OID,
     SYNC_STATE_OID,
+    parse_sync_done,
     parse_sync_info,
     parse_sync_state,
 )
@@ -184,7 +186,10 @@ def info(value: bytes) -> dict[str, Any]:
     return {"type": "intermediateResponse", "responseName": SYNC_INFO_OID, "responseValue": value}
 
 
-DONE = {"result": 0, "description": "success"}
+#: A Sync Done control as slapd 2.5.13 sent it (a cookie, refreshDeletes TRUE: from its log).
+DONE_VALUE = b"09\x044rid=000,csn=20261128164423.066135Z#000000#000#000000\x01\x01\xff"
+DONE: dict[str, Any] = {"result": 0, "controls": {SYNC_DONE_OID: {"value": DONE_VALUE}}}
+PRESENT_DONE: dict[str, Any] = {"result": 0, "controls": {SYNC_DONE_OID: {"value": b"\x30\x00"}}}
 GONE = info(b"\xa3\x17\x01\x01\xff\x31\x12\x04\x10" + UUID)  # syncIdSet, refreshDeletes TRUE
 PRESENT = info(b"\xa3\x14\x31\x12\x04\x10" + UUID)  # syncIdSet: the entries still there
 REFRESH_PRESENT = info(b"\xa2\x00")
@@ -209,6 +214,10 @@ def test_entries_added_or_modified_are_the_changes(kind: int) -> None:
         ([entry("u1")], DONE, [], "an entry without its state"),
         ([state(1)] * 3, DONE, [], "more than the limit"),
         ([state(1)], {"result": 4}, [], "size limit exceeded"),
+        ([], {"result": 0}, [], "no Sync Done control: how the refresh came is unknown"),
+        ([], PRESENT_DONE, [], "a present phase naming no entry: every entry left"),
+        ([], {"result": 0, "controls": {SYNC_DONE_OID: {"value": b"\x30"}}}, [], "bad done"),
+        ([state(1)], DONE, [{**NEW_COOKIE, "responseName": "1.2.3"}], "another message"),
         ([], {}, [], "no result"),
         ([state(1)], DONE, [info(b"\xa3\x01")], "a malformed Sync Info"),
         ([state(1)], DONE, [info(b"")], "an empty Sync Info"),
@@ -239,6 +248,8 @@ def test_the_answers_above_are_what_they_say() -> None:
     assert parse_sync_info(REFRESH_PRESENT["responseValue"]).kind == "refreshPresent"
     assert parse_sync_info(REFRESH_DELETE["responseValue"]).kind == "refreshDelete"
     assert parse_sync_info(NEW_COOKIE["responseValue"]).kind == "newcookie"
+    assert parse_sync_done(DONE_VALUE).refresh_deletes
+    assert not parse_sync_done(PRESENT_DONE["controls"][SYNC_DONE_OID]["value"]).refresh_deletes
     assert [
         parse_sync_state(state(k)["controls"][SYNC_STATE_OID]["value"]).state for k in range(4)
     ] == [
