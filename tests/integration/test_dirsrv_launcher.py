@@ -408,17 +408,19 @@ def test_service_creates_a_scim_person_and_sets_its_password_over_tls(
         assert found["scimExternalId"] == [f"ext-{uid}"] and "scimPerson" in found["objectClass"]
         assert service.search(ds.users_base, f"(scimExternalId=ext-{uid})", LEVEL)
         assert len(service.response) == 1
-        # RFC 3062 as the service account over TLS; 389-DS stores the password hashed.
-        password = "Created-Pa55word!"
+        # RFC 3062 as the service account over TLS; 389-DS stores the password hashed. No
+        # three characters in a row of either password can be a piece of the uid ("new-" and
+        # random hex), which 389-DS refuses ("Pa55" held "a55", as a uid now and then did).
+        password = "Created-Px7yword!"
         assert service.extend.standard.modify_password(dn, None, password), service.result
         assert ds.can_bind(dn, password)
         # A cleartext userPassword replace works too (over TLS).
-        assert service.modify(dn, {"userPassword": [(MODIFY_REPLACE, ["Other-Pa55word!"])]})
-        assert ds.can_bind(dn, "Other-Pa55word!") and not ds.can_bind(dn, password)
+        assert service.modify(dn, {"userPassword": [(MODIFY_REPLACE, ["Other-Px7yword!"])]})
+        assert ds.can_bind(dn, "Other-Px7yword!") and not ds.can_bind(dn, password)
         # Rename (a userName change) keeps the entry and its password.
         assert service.modify_dn(dn, f"uid={uid}x"), service.result
         dn = f"uid={uid}x,{ds.users_base}"
-        assert ds.can_bind(dn, "Other-Pa55word!")
+        assert ds.can_bind(dn, "Other-Px7yword!")
     finally:
         assert service.delete(dn), service.result
 
@@ -429,7 +431,10 @@ def test_weak_passwords_are_refused(ds: DirsrvInstance, service: Connection) -> 
         for weak in ("short", "lowercaseonly", dn.split(",")[0][4:] + "-Pa55!"):
             assert not service.extend.standard.modify_password(dn, None, weak), weak
             assert service.result["result"] == CONSTRAINT_VIOLATION, service.result
-        assert service.extend.standard.modify_password(dn, None, "Strong-Pa55word!")
+        # No three characters in a row of it can be a piece of the uid, cn and sn ("weak-"
+        # and random hex), which 389-DS refuses: "Strong-Pa55word!" held "a55", and a uid
+        # now and then held it too.
+        assert service.extend.standard.modify_password(dn, None, "Strong-Px7yword!")
     finally:
         assert service.delete(dn), service.result
 
