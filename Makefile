@@ -8,11 +8,14 @@ SCIM_PORT ?= 8080
 .PHONY: run test bench soak lint typing clean system-deps venv docs release
 
 # The Debian packages of the three directories the tests run on (OpenLDAP, 389-DS, a Samba AD
-# DC) and of nginx (the reverse-proxy recipe's test), installed when one is missing (as root);
-# otherwise say what to install.
-DEBIAN_PACKAGES := slapd ldap-utils 389-ds-base samba samba-ad-dc samba-ad-provision nginx-light
+# DC), of the allocator the throwaway slapd runs with (tcmalloc: big groups) and of nginx (the
+# reverse-proxy recipe's test), installed when one is missing (as root); otherwise say what to
+# install.
+DEBIAN_PACKAGES := slapd ldap-utils libtcmalloc-minimal4 389-ds-base samba samba-ad-dc \
+    samba-ad-provision nginx-light
 system-deps:
 	@if [ ! -x /usr/sbin/slapd ] || ! command -v ldapwhoami >/dev/null || [ ! -x /usr/sbin/ns-slapd ] \
+	    || ! /sbin/ldconfig -p | grep -q libtcmalloc_minimal.so.4 \
 	    || ! command -v dscreate >/dev/null || [ ! -x /usr/sbin/samba ] || [ ! -d /usr/share/samba/setup ] \
 	    || [ ! -x /usr/sbin/nginx ]; then \
 	  if [ "$$(id -u)" -ne 0 ]; then \

@@ -86,7 +86,8 @@ class Dataset:
     checks: dict[str, object]
 
 
-def _member_indexes(users: int, members: int) -> range:
+def member_indexes(users: int, members: int) -> range:
+    """The indexes (1-based) of the users in the big group: every (users // members)th."""
     step = max(users // members, 1)
     return range(step, step * members + 1, step)
 
@@ -96,7 +97,7 @@ def write_ldif(
 ) -> int:
     """Write the users and the big group; return the file size."""
     group_dn = f"cn={GROUP_CN},{slapd.groups_base}"
-    member_set = set(_member_indexes(users, members))
+    member_set = set(member_indexes(users, members))
     password = ssha_hash(PASSWORD)
     classes = "".join(f"objectClass: {c}\n" for c in _OBJECT_CLASSES)
     with path.open("w", encoding="utf-8") as out:
@@ -178,7 +179,7 @@ def prepare(
     load_seconds = time.monotonic() - started
     ldif.unlink()
     group_dn = f"cn={GROUP_CN},{slapd.groups_base}"
-    member_set = set(_member_indexes(users, members))
+    member_set = set(member_indexes(users, members))
     candidates = [i for i in range(1, users + 1) if i not in member_set]
     random.Random(seed).shuffle(candidates)
     wanted = sum(pool_sizes.values())
