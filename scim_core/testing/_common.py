@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import ctypes.util
+import functools
 import os
 import shutil
 import signal
@@ -31,6 +33,7 @@ __all__ = [
     "answers",
     "find_binary",
     "foreground_parser",
+    "preloaded_environment",
     "run_tool",
     "serve_in_foreground",
     "service_settings",
@@ -215,6 +218,26 @@ def find_binary(
         if candidate.is_file() and os.access(candidate, os.X_OK):
             return str(candidate)
     raise missing(f"{name} not found: {install_hint}")
+
+
+@functools.cache
+def _installed(library: str) -> str | None:
+    """The soname of ``library`` (as ``ctypes.util.find_library`` takes it) where installed."""
+    return ctypes.util.find_library(library)
+
+
+def preloaded_environment(allocator: str | None) -> dict[str, str]:
+    """This process's environment with the malloc library ``allocator`` preloaded
+    (``LD_PRELOAD``) where it is installed; as it is for ``None`` or a library not installed.
+
+    A directory server copies every value of an entry it modifies, one allocation each: on a
+    big group glibc's malloc and free took about half of its time (OpenLDAP and 389-DS).
+    """
+    environment = dict(os.environ)
+    if allocator and (library := _installed(allocator)):
+        preloaded = environment.get("LD_PRELOAD", "").split()
+        environment["LD_PRELOAD"] = " ".join([*preloaded, library])
+    return environment
 
 
 def tail(path: Path, lines: int = 40) -> str:

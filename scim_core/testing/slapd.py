@@ -42,8 +42,6 @@ it prints ``LDAP_*=value`` lines and stops on SIGINT/SIGTERM.
 from __future__ import annotations
 
 import base64
-import ctypes.util
-import functools
 import hashlib
 import os
 import random
@@ -61,6 +59,7 @@ from scim_core.testing._common import (
     answers,
     find_binary,
     foreground_parser,
+    preloaded_environment,
     run_tool,
     serve_in_foreground,
     tail,
@@ -677,7 +676,7 @@ class SlapdInstance(Launcher):
             [slapd, "-d", "none", "-h", listeners, "-f", str(self.config_file)],
             self._log,
             self.url,
-            env=_slapd_environment(self._allocator),
+            env=preloaded_environment(self._allocator),
         )
         # slapd writes its pid file only after binding the port: a server answering before
         # that is someone else's (a port race with a parallel session), not ours.
@@ -877,22 +876,6 @@ def _quote(value: object) -> str:
 def _quote_dn(value: str) -> str:
     """Quote a DN inside a ``syncrepl`` keyword argument."""
     return '"' + value.replace('"', '\\"') + '"'
-
-
-@functools.cache
-def _installed(library: str) -> str | None:
-    """The soname of ``library`` where installed."""
-    return ctypes.util.find_library(library)
-
-
-def _slapd_environment(allocator: str | None) -> dict[str, str]:
-    """The environment slapd runs in: this process's, with ``allocator`` preloaded where
-    installed (``LD_PRELOAD``; without it slapd runs as it is, slower on big groups)."""
-    environment = dict(os.environ)
-    if allocator and (library := _installed(allocator)):
-        preloaded = environment.get("LD_PRELOAD", "").split()
-        environment["LD_PRELOAD"] = " ".join([*preloaded, library])
-    return environment
 
 
 def slapadd(instance: SlapdInstance, ldif_path: Path | str) -> None:

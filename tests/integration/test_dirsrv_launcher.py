@@ -287,6 +287,13 @@ def test_it_started_fast_and_listens_on_loopback_only(ds: DirsrvInstance) -> Non
     assert status.returncode == 0 and "is running" in status.stdout, status
 
 
+def test_ns_slapd_runs_with_jemalloc_as_debians_unit_starts_it(ds: DirsrvInstance) -> None:
+    """As dirsrv@.service preloads it (what it buys a big group: docs/directories.md)."""
+    assert ds.pid is not None
+    maps = Path(f"/proc/{ds.pid}/maps").read_text(encoding="utf-8")
+    assert "libjemalloc.so" in maps  # 389-ds-base-libs depends on libjemalloc2
+
+
 def test_the_certificate_is_verified_for_localhost(ds: DirsrvInstance) -> None:
     context = ssl.create_default_context(cafile=str(ds.ca_file))
     with (
