@@ -319,3 +319,54 @@ def test_a_big_group_streams_through_the_plain_wsgi_app(big_group, slapd):
         assert len(json.loads(response.get_data())["members"]) == size
     finally:
         backend.close()
+
+
+def test_a_membership_change_is_written_first_and_checked_only_when_refused(
+    http, admin, slapd, monkeypatch
+):
+    """An add to a group without the placeholder, and a remove, are one modify each with no
+    read of the group's members first (on a big group that read cost slapd three times a
+    plain read); an add of a member already in is refused by the directory, then checked,
+    and answered 200 with nothing changed."""
+    from scim_core.backends.ldap import operations
+    from scim_core.backends.ldap.controls import VALUES_RETURN_FILTER_OID
+
+    first, second = new_user(http), new_user(http)
+    name = "wf" + uuid.uuid4().hex[:10]
+    created = http(
+        "POST", "/Groups", json={"displayName": name, "members": [{"value": first["id"]}]}
+    )
+    assert created.status_code == 201
+    group_dn = f"cn={name},{slapd.groups_base}".lower()
+    sent: list[tuple[str, bool]] = []  # (operation, whether it read member values) on the group
+    search, modify = operations.search, operations.modify
+
+    def counted_search(connection, request):
+        if request.base.lower() == group_dn:
+            oids = {oid for oid, _, _ in request.controls or ()}
+            sent.append(("search", VALUES_RETURN_FILTER_OID in oids))
+        return search(connection, request)
+
+    def counted_modify(connection, dn, *args, **kwargs):
+        if dn.lower() == group_dn:
+            sent.append(("modify", False))
+        return modify(connection, dn, *args, **kwargs)
+
+    monkeypatch.setattr(operations, "search", counted_search)
+    monkeypatch.setattr(operations, "modify", counted_modify)
+    add = {"op": "add", "path": "members", "value": [{"value": second["id"]}]}
+    remove = {"op": "remove", "path": f'members[value eq "{second["id"]}"]'}
+    plain = {"excludedAttributes": "members"}
+
+    def writes_of(operation):
+        sent.clear()
+        assert patch(http, name, operation, query_string=plain).status_code == 200
+        return [entry for entry in sent if entry[0] == "modify" or entry[1]]
+
+    # The placeholder check is a filter on the group, not a read of its members.
+    assert writes_of(add) == [("modify", False)]
+    assert writes_of(add) == [("modify", False), ("search", True)]  # refused, then checked
+    assert writes_of(remove) == [("modify", False)]
+    assert raw_members(admin, slapd, name) == [
+        f"uid={first['userName']},{slapd.users_base}".lower()
+    ]

@@ -218,7 +218,7 @@ class Memberships(Directory):
 
         Where groups keep a placeholder, an add must take it out if it is in, so it goes
         first through a read that answers only whether the entry is a group without the
-        placeholder (a filter, which slapd tests by a binary search of sorted values). Not an
+        placeholder (a filter; slapd with sorted values tests it by a binary search). Not an
         assertion on the modify: OpenLDAP's memberof overlay passes the request's controls on
         to its own writes of the members' ``memberOf``, some of which were then lost when
         several such modifies ran at once.
