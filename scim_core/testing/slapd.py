@@ -69,6 +69,7 @@ __all__ = [
     "ADMIN_PASSWORD",
     "ALLOCATOR",
     "BASE_DN",
+    "CHANGE_LOG_BASE",
     "SCIM_SCHEMA",
     "SERVICE_PASSWORD",
     "SlapdError",
@@ -91,6 +92,8 @@ BASE_DN = "dc=example,dc=org"
 SCIM_SCHEMA = Path(__file__).with_name("scim.schema")
 #: Password of the rootdn ``cn=admin,<base>`` (development only).
 ADMIN_PASSWORD = "admin-dev-password"
+#: Where slapo-accesslog keeps its log of deletes and renames (its own database).
+CHANGE_LOG_BASE = "cn=accesslog"
 #: Password of the service account, as hashed in ``examples/slapd/00-base.ldif``.
 SERVICE_PASSWORD = "scim-dev-password"
 
@@ -106,7 +109,16 @@ _MODULE_DIRS = (
 )
 _SCHEMA_DIRS = ("/etc/ldap/schema", "/etc/openldap/schema", "/usr/local/etc/openldap/schema")
 _SCHEMAS = ("core", "cosine", "inetorgperson", "nis")
-_MODULES = ("back_mdb", "ppolicy", "memberof", "refint", "unique", "sssvlv", "syncprov")
+_MODULES = (
+    "back_mdb",
+    "ppolicy",
+    "memberof",
+    "refint",
+    "unique",
+    "sssvlv",
+    "syncprov",
+    "accesslog",
+)
 _INDEXES = (
     ("objectClass", "eq"),
     ("uid", "eq"),
@@ -559,8 +571,13 @@ class SlapdInstance(Launcher):
 
     def service_settings(self) -> dict[str, str]:
         """The ``SCIM_LDAP_*`` environment for the service as its own account, with
-        ``SCIM_LDAP_SESSION_LOG=on``: this slapd keeps a session log."""
-        return {**super().service_settings(), "SCIM_LDAP_SESSION_LOG": "on"}
+        ``SCIM_LDAP_SESSION_LOG=on`` and ``SCIM_LDAP_CHANGE_LOG``: this slapd keeps a session
+        log and logs deletes and renames."""
+        return {
+            **super().service_settings(),
+            "SCIM_LDAP_SESSION_LOG": "on",
+            "SCIM_LDAP_CHANGE_LOG": CHANGE_LOG_BASE,
+        }
 
     def can_bind(self, dn: str, password: str) -> bool:
         """Whether a simple bind as ``dn`` with ``password`` succeeds (``ldapwhoami``)."""
@@ -703,6 +720,7 @@ class SlapdInstance(Launcher):
         """Write ``slapd.conf`` and the rootdn password file into the folder."""
         data = self._directory / "data"
         data.mkdir(parents=True, exist_ok=True)
+        (self._directory / "changelog").mkdir(exist_ok=True)
         if not (data / "data.mdb").exists():
             # A new database gets 64-bit index keys; one made before keeps its 32-bit keys
             # (the two are incompatible: index lookups would find nothing).
@@ -756,6 +774,7 @@ class SlapdInstance(Launcher):
             *(["index_hash64 on"] if (self._directory / _HASH64_MARKER).exists() else []),
             "backend mdb",
             f"idlexp {_IDL_EXPONENT}",
+            *self._change_log_database(service),
             "",
             "database mdb",
             f"suffix {q(self._base_dn)}",
@@ -798,6 +817,12 @@ class SlapdInstance(Launcher):
             "syncprov-checkpoint 100 10",
             "syncprov-sessionlog 10000",
             "",
+            "# Deletes and renames, with the DN each entry had: where a sorted list's entry was.",
+            "overlay accesslog",
+            f"logdb {q(CHANGE_LOG_BASE)}",
+            "logops delete modrdn",
+            "logpurge 07+00:00 01+00:00",
+            "",
             "overlay ppolicy",
             f"ppolicy_default {q(self.policy_dn)}",
             "ppolicy_hash_cleartext",
@@ -821,6 +846,24 @@ class SlapdInstance(Launcher):
             "",
         ]
         return "\n".join(lines)
+
+    def _change_log_database(self, service: str) -> list[str]:
+        """The database slapo-accesslog writes its log of deletes and renames into, readable
+        by the service account only."""
+        q = _quote
+        return [
+            "",
+            "database mdb",
+            f"suffix {q(CHANGE_LOG_BASE)}",
+            f"directory {q(self._directory / 'changelog')}",
+            f"maxsize {self._maxsize}",
+            *([] if self._durable else ["dbnosync"]),
+            "index reqStart,reqEntryUUID eq",
+            f"limits {service} size=unlimited time=unlimited",
+            "access to *",
+            f"  by {service} read",
+            "  by * none",
+        ]
 
     @staticmethod
     def _subtree_acl(base: str, service: str, *, self_read: bool) -> list[str]:
@@ -895,7 +938,16 @@ def slapadd(instance: SlapdInstance, ldif_path: Path | str) -> None:
     instance.stop()
     try:
         instance._run(
-            [tool, "-f", str(instance.config_file), "-q", "-l", str(ldif_path)],
+            [
+                tool,
+                "-f",
+                str(instance.config_file),
+                "-b",
+                instance.base_dn,
+                "-q",
+                "-l",
+                str(ldif_path),
+            ],
             f"slapadd {ldif_path}",
         )
     finally:

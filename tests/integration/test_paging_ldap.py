@@ -13,7 +13,7 @@ from scim_core.config import ServiceConfig
 from scim_core.filter import parse_filter
 from scim_core.messages import ScimRequest
 from scim_core.service import ScimService
-from scim_core.testing.slapd import SlapdInstance, slapadd
+from scim_core.testing.slapd import CHANGE_LOG_BASE, SlapdInstance, slapadd
 
 USERS = 3000
 
@@ -46,9 +46,22 @@ def big(tmp_path_factory):
     instance.close()
 
 
+def logged(big):
+    """The settings of a site whose slapd keeps a session log and logs deletes and renames."""
+    return settings_for(big, vlv_per_connection=3, session_log=True, change_log=CHANGE_LOG_BASE)
+
+
 @pytest.fixture
 def backend(big):
-    backend = LdapBackend(settings_for(big, vlv_per_connection=3, session_log=True))
+    backend = LdapBackend(logged(big))
+    yield backend
+    backend.close()
+
+
+@pytest.fixture
+def plain(big):
+    """A backend that is not told of the session log (the default): it never asks it."""
+    backend = LdapBackend(settings_for(big, vlv_per_connection=3))
     yield backend
     backend.close()
 
@@ -211,16 +224,16 @@ def write_a_little_of_everything(admin, big, tag, victim):
     return created, deleted, old, new
 
 
-def test_index_pages_after_writes_sort_again_and_list_everyone_once(
-    backend, big, admin, contexts_sent
+def test_without_the_session_log_index_pages_after_writes_sort_again(
+    plain, big, admin, contexts_sent
 ):
     """An index page is a window at an offset: after a write the list is sorted afresh, so
     the offsets are those of the directory as it is (never a snapshot's, which would drift
     with each user deleted since)."""
-    backend.find_users(Query(start_index=1, count=10))  # the snapshot
+    plain.find_users(Query(start_index=1, count=10))  # the snapshot
     tag = uuid.uuid4().hex[:6]
     created, deleted, old, new = write_a_little_of_everything(admin, big, tag, 0)
-    listed, total = index_walk(backend)
+    listed, total = index_walk(plain)
     (sent,) = contexts_sent.values()
     assert sent[0] is None and sent[1] is None, "the page after the writes reused the snapshot"
     assert all(isinstance(c, bytes) for c in sent[2:]), "a page without a write sorted again"
@@ -282,7 +295,7 @@ def test_index_pages_of_workers_with_snapshots_of_other_ages_agree(
     tag = uuid.uuid4().hex[:6]
     for index in range(0, 3000, 300):
         add_user(admin, big, f"page{index:05d}{tag}")
-    fresh = LdapBackend(settings_for(big, vlv_per_connection=3, session_log=True))
+    fresh = LdapBackend(logged(big))
     try:
         listed, start, total = [], 1, None
         for turn in range(100):
@@ -316,20 +329,39 @@ def test_without_the_session_log_an_index_page_after_a_create_sorts_again(
     assert names(after) == names(first)[:5]
 
 
+def test_index_pages_after_deletes_and_renames_reuse_the_snapshot(
+    backend, big, admin, contexts_sent, merges_kept
+):
+    """Users deleted and renamed since the snapshot (their places in it found from the DNs
+    the change log gives), created and modified: no page sorts the directory again, and
+    the walk lists everyone once, in order, with the right total."""
+    first = snapshot_then_next_second(backend, admin, big)
+    tag = uuid.uuid4().hex[:6]
+    created, deleted, old, new = write_a_little_of_everything(admin, big, tag, 7)
+    for index in (2210, 2211, 2213):
+        assert admin.delete(f"uid=page{index:05d},{big.users_base}"), admin.result
+    assert admin.modify_dn(f"uid=page02212,{big.users_base}", f"uid=zz{tag}"), admin.result
+    listed, total = index_walk(backend, count=250)
+    sent = index_contexts(contexts_sent)
+    assert sent[0] is None and all(isinstance(c, bytes) for c in sent[1:]), sent
+    now = current_names(admin, big)
+    assert total == len(now) == first.total_results - 3
+    assert listed == sorted(now, key=str.casefold)
+    assert created in listed and new in listed and f"zz{tag}" in listed
+    assert deleted not in listed and old not in listed
+
+
 LEAVING = {"delete": 2100, "rename": 2101, "leave the filter": 2102, "join the filter": 2103}
 
 
-@pytest.mark.parametrize("change", list(LEAVING))
-def test_index_pages_sort_again_after_a_user_left_or_moved(
-    backend, big, admin, contexts_sent, merges_kept, change
-):
-    """A user deleted, renamed, no longer matching or matching now: its place in the
-    snapshot (or that it had none) is not known, so the next page sorts afresh."""
-    victim = f"page{LEAVING[change]:05d}"
+def pages_after(backend, admin, big, change, victim_offset=0):
+    """The whole filtered list after ``change`` to one user (``LEAVING``, plus
+    ``victim_offset``), read in pages of 500 (the list was read once before it)."""
+    query = Query(filter=parse_filter('title ne "left"'), start_index=1, count=100)
+    victim = f"page{LEAVING[change] + victim_offset:05d}"
     dn = f"uid={victim},{big.users_base}"
     if change == "join the filter":
         assert admin.modify(dn, {"title": [("MODIFY_REPLACE", ["left"])]}), admin.result
-    query = Query(filter=parse_filter('title ne "left"'), start_index=1, count=100)
     snapshot_then_next_second(backend, admin, big)
     backend.find_users(query)
     if change == "delete":
@@ -343,12 +375,46 @@ def test_index_pages_sort_again_after_a_user_left_or_moved(
     for start in range(1, 3200, 500):
         page = backend.find_users(Query(filter=query.filter, start_index=start, count=500))
         listed += names(page)
-    sent = [c for (key, _), sents in contexts_sent.items() if key == "uid" for c in sents]
-    assert None in sent[2:], f"no page sorted again after the change: {sent}"
     admin.search(
         big.users_base, "(&(objectClass=inetOrgPerson)(!(title=left)))", attributes=["uid"]
     )
     assert listed == sorted((str(e.uid) for e in admin.entries), key=str.casefold)
+
+
+def sorted_again(contexts_sent):
+    sent = [c for (key, _), sents in contexts_sent.items() if key == "uid" for c in sents]
+    return None in sent[2:]
+
+
+@pytest.mark.parametrize("change", ["leave the filter", "join the filter"])
+def test_index_pages_sort_again_after_a_user_left_or_joined_the_filter(
+    backend, big, admin, contexts_sent, merges_kept, change
+):
+    """A user no longer matching or matching now: no log says where it was in the snapshot
+    (or that it had no place), so the next page sorts afresh."""
+    pages_after(backend, admin, big, change)
+    assert sorted_again(contexts_sent), "no page sorted again after the change"
+
+
+@pytest.mark.parametrize("change", ["delete", "rename"])
+def test_index_pages_keep_the_snapshot_after_a_delete_or_rename_the_log_names(
+    backend, big, admin, contexts_sent, merges_kept, change
+):
+    pages_after(backend, admin, big, change)
+    assert not sorted_again(contexts_sent), "a page sorted again"
+
+
+@pytest.mark.parametrize("change", ["delete", "rename"])
+def test_without_the_change_log_index_pages_sort_again_after_a_delete_or_rename(
+    big, admin, contexts_sent, merges_kept, change
+):
+    """Told of the session log only: where the user was in the snapshot is not known."""
+    unlogged = LdapBackend(settings_for(big, vlv_per_connection=3, session_log=True))
+    try:
+        pages_after(unlogged, admin, big, change, victim_offset=10)
+    finally:
+        unlogged.close()
+    assert sorted_again(contexts_sent), "no page sorted again after the change"
 
 
 def test_a_walk_with_writes_between_pages_reuses_the_snapshot(

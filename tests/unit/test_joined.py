@@ -1,6 +1,6 @@
-"""An index page from a kept snapshot and the entries changed since, against a model that
-sorts today's list in full (the snapshot and the directory's answers are in-memory stand-ins:
-the function is pure given them)."""
+"""An index page from a kept snapshot and the entries changed, deleted or renamed since,
+against a model that sorts today's list in full (the snapshot, the directory's answers and
+its change log are in-memory stand-ins: the function is pure given them)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scim_core.backends.ldap.joined import changes_since, joined_page
+from scim_core.backends.ldap.joined import Changes, changes_since, joined_page
 from scim_core.backends.ldap.syncrefresh import (
     SYNC_DONE_OID,
     SYNC_INFO_OID,
@@ -27,10 +27,26 @@ SECOND = "20261128120000"
 BEFORE, AFTER = "20261128115959Z", "20261128120001Z"
 
 
-def entry(uid: str, created: str = BEFORE, **more: Any) -> dict[str, Any]:
+def id_of(uid: str) -> str:
+    """The entryUUID of the entry first made as ``uid`` (a rename keeps it)."""
+    return str(uuid.uuid5(uuid.NAMESPACE_DNS, uid))
+
+
+def dn_of(uid: str) -> str:
+    return f"uid={uid},ou=people,dc=example,dc=org"
+
+
+def entry(
+    uid: str, created: str = BEFORE, made_as: str | None = None, **more: Any
+) -> dict[str, Any]:
     return {
-        "dn": f"uid={uid},ou=people,dc=example,dc=org",
-        "attributes": {"uid": [uid], "createTimestamp": [created], **more},
+        "dn": dn_of(uid),
+        "attributes": {
+            "uid": [uid],
+            "createTimestamp": [created],
+            "entryUUID": [id_of(made_as or uid)],
+            **more,
+        },
     }
 
 
@@ -42,26 +58,59 @@ def sorted_by(values: list[str]) -> dict[str, Any]:
 
 
 class Snapshot:
-    """A sorted snapshot as slapo-sssvlv keeps it: windows by value and by place."""
+    """A sorted snapshot as slapo-sssvlv keeps it: windows by value and by place, each entry
+    read again by the DN it had (an entry deleted or renamed since is left out)."""
 
     def __init__(self, uids: list[str]) -> None:
         # caseIgnoreOrderingMatch, as slapd sorts uid for the service
         self.entries = [entry(uid) for uid in sorted(uids, key=case_ignored)]
         self.keys = [case_ignored(uid) for uid in sorted(uids, key=case_ignored)]
         self.lookups: list[str] = []
+        self.gone: set[str] = set()  # the DNs no entry has any more
+
+    def there(self, found: dict[str, Any]) -> bool:
+        return found["dn"] not in self.gone
 
     def lookup(self, value: str) -> tuple[int, dict[str, Any] | None]:
         self.lookups.append(value)
         place = bisect_left(self.keys, case_ignored(value)) + 1
-        return place, self.entries[place - 1] if place <= len(self.entries) else None
+        found = self.entries[place - 1] if place <= len(self.entries) else None
+        return place, found if found is not None and self.there(found) else None
 
     def read(self, start: int, count: int) -> list[dict[str, Any]]:
-        return self.entries[start - 1 : start - 1 + count]
+        return [e for e in self.entries[start - 1 : start - 1 + count] if self.there(e)]
 
 
-def page(snapshot: Snapshot, changed: list[dict[str, Any]], start: int, count: int) -> Any:
+class ChangeLog:
+    """What slapo-accesslog says: the DN each deleted or renamed entry had, by entryUUID."""
+
+    def __init__(self, names: dict[str, str] | None) -> None:
+        self.names = names
+        self.asked = 0
+
+    def __call__(self) -> dict[str, str] | None:
+        self.asked += 1
+        return self.names
+
+
+def page(
+    snapshot: Snapshot,
+    changed: list[dict[str, Any]],
+    start: int,
+    count: int,
+    left: frozenset[str] = frozenset(),
+    log: ChangeLog | None = None,
+) -> Any:
     return joined_page(
-        changed, SECOND, "uid", len(snapshot.entries), snapshot.lookup, snapshot.read, start, count
+        Changes(changed, left),
+        SECOND,
+        "uid",
+        len(snapshot.entries),
+        snapshot.lookup,
+        snapshot.read,
+        start,
+        count,
+        log or ChangeLog(None),
     )
 
 
@@ -91,6 +140,92 @@ def test_a_page_is_todays_page_with_the_users_created_since(
     assert total == len(today)
     assert uids(entries) == today[start - 1 : start - 1 + count]
     assert len(snapshot.lookups) == len(changed)  # one window by value per changed entry
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.sets(st.integers(0, 300), min_size=1, max_size=60),
+    st.sets(st.integers(0, 300), max_size=10),
+    st.sets(st.integers(0, 300), max_size=10),
+    st.data(),
+)
+def test_a_page_is_todays_page_after_deletes_and_renames_the_log_names(
+    kept: set[int], created: set[int], ghosts: set[int], data: st.DataObject
+) -> None:
+    """Users deleted or renamed since the snapshot (their places found from the DNs the log
+    gives), created, modified, and created then deleted (a log record of an entry the
+    snapshot never held): every page is today's."""
+    snapshot = Snapshot([f"u{n:04d}" for n in kept])
+    held = uids(snapshot.entries)
+    deleted = data.draw(st.lists(st.sampled_from(held), unique=True, max_size=8))
+    rest = [uid for uid in held if uid not in deleted]
+    renamed = data.draw(st.lists(st.sampled_from(rest), unique=True, max_size=8)) if rest else []
+    targets = data.draw(
+        st.lists(st.integers(0, 300), min_size=len(renamed), max_size=len(renamed), unique=True)
+    )
+    new_names = {old: f"u{n:04d}r" for old, n in zip(renamed, targets, strict=True)}
+    unmoved = [uid for uid in rest if uid not in renamed]
+    modified = data.draw(st.lists(st.sampled_from(unmoved), unique=True)) if unmoved else []
+    new = [f"u{n:04d}x" for n in created]
+    changed = (
+        [entry(uid, AFTER) for uid in new]
+        + [entry(uid, title=["t"]) for uid in modified]
+        + [entry(new_names[old], made_as=old) for old in renamed]
+    )
+    ghost_names = [f"u{n:04d}g" for n in ghosts]  # created after the snapshot, deleted since
+    snapshot.gone = {dn_of(uid) for uid in deleted + renamed}
+    log = ChangeLog({id_of(uid): dn_of(uid) for uid in deleted + renamed + ghost_names})
+    left = frozenset(id_of(uid) for uid in deleted + ghost_names)
+    today = sorted(unmoved + new + list(new_names.values()), key=case_ignored)
+    start = data.draw(st.integers(1, len(today) + 2))
+    count = data.draw(st.integers(0, 40))
+    total, entries = page(snapshot, changed, start, count, left, log)
+    assert total == len(today)
+    assert uids(entries) == today[start - 1 : start - 1 + count]
+    assert log.asked == (1 if deleted or renamed or ghost_names else 0)
+
+
+def test_where_the_log_cannot_place_an_entry_that_left_or_moved_is_none() -> None:
+    snapshot = Snapshot(["u0", "u5", "u9"])
+    snapshot.gone = {dn_of("u5")}
+    gone = frozenset({id_of("u5")})
+    renamed = [entry("u7", made_as="u5")]
+    cases = {
+        "no log": (gone, [], ChangeLog(None)),
+        "the log does not name it (it left the filter)": (gone, [], ChangeLog({})),
+        "named by another attribute than the sort key": (
+            gone,
+            [],
+            ChangeLog({id_of("u5"): "cn=u5,ou=people,dc=example,dc=org"}),
+        ),
+        "a multi-valued name": (gone, [], ChangeLog({id_of("u5"): "uid=u5+cn=x,ou=people"})),
+        "renamed, no log": (frozenset(), renamed, ChangeLog(None)),
+    }
+    for why, (left, changed, log) in cases.items():
+        assert page(snapshot, changed, 1, 10, left, log) is None, why
+
+
+def test_a_name_that_holds_an_entry_again_must_hold_one_of_the_list() -> None:
+    """Deleted, then a new entry under the same DN: the window gives the new one at the old
+    place; right only when the new one is in the list (the refresh names it)."""
+    snapshot = Snapshot(["u0", "u5", "u9"])
+    log = ChangeLog({id_of("u5"): dn_of("u5")})
+    left = frozenset({id_of("u5")})
+    assert page(snapshot, [], 1, 10, left, log) is None, "not in the list, but in the window"
+    again = entry("u5", AFTER) | {"attributes": {"uid": ["u5"], "createTimestamp": [AFTER]}}
+    total, entries = page(snapshot, [again], 1, 10, left, log)
+    assert total == 3 and uids(entries) == ["u0", "u5", "u9"]
+
+
+def test_a_place_found_empty_that_fills_again_before_the_window_is_none() -> None:
+    snapshot = Snapshot(["u0", "u5", "u9"])
+    snapshot.gone = {dn_of("u5")}
+    log = ChangeLog({id_of("u5"): dn_of("u5")})
+    left = frozenset({id_of("u5")})
+    assert uids(page(snapshot, [], 1, 10, left, log)[1]) == ["u0", "u9"]
+    read = snapshot.read
+    snapshot.read = lambda start, count: [*read(start, count), entry("u5")]  # type: ignore[method-assign]
+    assert page(snapshot, [], 1, 10, left, log) is None
 
 
 def test_nothing_changed_is_the_snapshots_window() -> None:
@@ -130,7 +265,7 @@ def test_new_entries_go_in_by_the_directorys_order_not_this_ones() -> None:
     found = {"b": (2, None), "a": (3, None)}
     snapshot = [entry("s1"), entry("s2"), entry("s3")]
     page = joined_page(
-        [entry("a", AFTER), entry("b", AFTER)],
+        Changes([entry("a", AFTER), entry("b", AFTER)]),
         SECOND,
         "uid",
         3,
@@ -145,7 +280,7 @@ def test_new_entries_go_in_by_the_directorys_order_not_this_ones() -> None:
 def test_an_entry_without_the_sort_attribute_where_a_new_one_goes_is_no_equal_key() -> None:
     keyless = {"dn": "uid=k,ou=people", "attributes": {"createTimestamp": [BEFORE]}}
     page = joined_page(
-        [entry("m", AFTER)],
+        Changes([entry("m", AFTER)]),
         SECOND,
         "uid",
         2,
@@ -160,14 +295,14 @@ def test_an_entry_without_the_sort_attribute_where_a_new_one_goes_is_no_equal_ke
 def test_a_lost_snapshot_or_a_short_window_is_none() -> None:
     snapshot = Snapshot(["u0", "u5", "u9"])
     lost = joined_page(
-        [entry("u5", title=["t"])], SECOND, "uid", 3, lambda v: None, snapshot.read, 1, 3
+        Changes([entry("u5", title=["t"])]), SECOND, "uid", 3, lambda v: None, snapshot.read, 1, 3
     )
     assert lost is None
     short = joined_page(
-        [], SECOND, "uid", 3, snapshot.lookup, lambda s, c: snapshot.read(s, c)[:-1], 1, 3
+        Changes([]), SECOND, "uid", 3, snapshot.lookup, lambda s, c: snapshot.read(s, c)[:-1], 1, 3
     )
     assert short is None
-    gone = joined_page([], SECOND, "uid", 3, snapshot.lookup, lambda s, c: None, 1, 3)
+    gone = joined_page(Changes([]), SECOND, "uid", 3, snapshot.lookup, lambda s, c: None, 1, 3)
     assert gone is None
 
 
@@ -200,19 +335,18 @@ NEW_COOKIE = info(b"\x80\x03abc")
 @pytest.mark.parametrize("kind", [1, 2])  # add, modify
 def test_entries_added_or_modified_are_the_changes(kind: int) -> None:
     answer = [state(kind), state(kind)]
-    assert changes_since(answer, DONE, [REFRESH_DELETE, NEW_COOKIE], 2) == answer
+    assert changes_since(answer, DONE, [REFRESH_DELETE, NEW_COOKIE], 2) == Changes(answer)
 
 
 @pytest.mark.parametrize(
     ("entries", "result", "answers", "why"),
     [
-        ([state(1)], DONE, [GONE], "an entry left"),
         ([state(1)], DONE, [PRESENT], "a present phase: the log does not reach back"),
         ([state(1)], DONE, [REFRESH_PRESENT], "a present phase"),
         ([state(0)], DONE, [], "an entry present, not changed: a present phase"),
-        ([state(3)], DONE, [], "an entry deleted"),
         ([entry("u1")], DONE, [], "an entry without its state"),
         ([state(1)] * 3, DONE, [], "more than the limit"),
+        ([state(1)] * 2, DONE, [GONE], "more than the limit, with the one that left"),
         ([state(1)], {"result": 4}, [], "size limit exceeded"),
         ([], {"result": 0}, [], "no Sync Done control: how the refresh came is unknown"),
         ([], PRESENT_DONE, [], "a present phase naming no entry: every entry left"),
@@ -261,4 +395,11 @@ def test_the_answers_above_are_what_they_say() -> None:
 
 
 def test_nothing_changed_is_no_change() -> None:
-    assert changes_since([], DONE, [], 2) == []
+    assert changes_since([], DONE, [], 2) == Changes([])
+
+
+def test_entries_that_left_are_named_by_their_id() -> None:
+    """From a Sync Info message naming their ids, or an entry whose state is delete."""
+    left = frozenset({str(uuid.UUID(bytes=UUID))})
+    assert changes_since([state(1)], DONE, [GONE], 2) == Changes([state(1)], left)
+    assert changes_since([state(3)], DONE, [], 2) == Changes([], left)

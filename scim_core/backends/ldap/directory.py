@@ -167,7 +167,11 @@ class Directory:
         )
         self._group_place = Place(settings.groups_bases, self.group_scope, "cn", "cn", _GROUP_KEYS)
         self.pager = SortedPager(
-            self.connections, settings.vlv_per_connection, self.profile.ordering_rule, self.binary
+            self.connections,
+            settings.vlv_per_connection,
+            self.profile.ordering_rule,
+            self.binary,
+            change_log=settings.change_log,
         )
         #: The pager of cursor walks over users, made on the first (see :mod:`.keyset`).
         self.keyset_pager: SortedPager | None = None

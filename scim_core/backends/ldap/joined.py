@@ -26,9 +26,10 @@ put together by :mod:`~scim_core.backends.ldap.snapshot_edits`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from bisect import bisect_left
+from collections.abc import Callable, Mapping, Sequence
 from itertools import pairwise
-from typing import Any
+from typing import Any, NamedTuple
 
 from scim_core.backends.ldap.encoding import ProtocolError
 from scim_core.backends.ldap.snapshot_edits import Edits, page_of, plan_page
@@ -40,15 +41,24 @@ from scim_core.backends.ldap.syncrefresh import (
     parse_sync_info,
     parse_sync_state,
 )
-from scim_core.backends.ldap.values import all_values, case_ignored, dn_key, first
+from scim_core.backends.ldap.values import all_values, case_ignored, dn_key, first, first_rdn
 
-__all__ = ["CREATED", "Lookup", "Read", "changes_since", "joined_page"]
+__all__ = [
+    "CREATED",
+    "ENTRY_UUID",
+    "Changes",
+    "Earlier",
+    "Lookup",
+    "Read",
+    "changes_since",
+    "joined_page",
+]
 
 #: The attribute a changed entry's creation second is read from.
 CREATED = "createTimestamp"
-#: Sync Info messages that name entries that left, or (a present phase) every entry still
-#: there: either way more than the changes.
-_NOT_ONLY_CHANGES = ("syncIdSet", "refreshPresent")
+#: The attribute a changed entry's id is read from (what the content synchronization names
+#: the entries that left by).
+ENTRY_UUID = "entryUUID"
 
 Lookup = Callable[[str], "tuple[int, dict[str, Any] | None] | None"]
 """A window by value of one entry on the snapshot: (the snapshot's place of the first entry
@@ -59,47 +69,76 @@ Read = Callable[[int, int], "list[dict[str, Any]] | None"]
 """The snapshot's entries at places ``start`` .. ``start + count - 1``, or ``None`` when the
 snapshot is gone."""
 
+Earlier = Callable[[], "Mapping[str, str] | None"]
+"""For each entry deleted or renamed since the snapshot, by entryUUID (lower-case), the DN it
+had when the snapshot was taken (:mod:`.changelog`); ``None`` where no log says."""
+
+
+class Changes(NamedTuple):
+    """What a refreshOnly content synchronization said changed since a snapshot's state.
+
+    :ivar entries: the entries created or modified since, as they are now.
+    :ivar left: the entryUUIDs (lower-case text) of the entries that left the result since:
+        deleted, moved out of the base, or no longer matching the filter.
+    """
+
+    entries: list[dict[str, Any]]
+    left: frozenset[str] = frozenset()
+
 
 def changes_since(
     entries: Sequence[dict[str, Any]],
     result: dict[str, Any],
     answers: Sequence[dict[str, Any]],
     limit: int,
-) -> list[dict[str, Any]] | None:
-    """The entries created or modified since the state a refreshOnly content synchronization
-    named, from its answer (its entries, its result, its intermediate responses), when the
-    search asked at most ``limit`` + 1.
+) -> Changes | None:
+    """What changed since the state a refreshOnly content synchronization named, from its
+    answer (its entries, its result, its intermediate responses), when the search asked at
+    most ``limit`` + 1.
 
-    ``None`` when any entry left the result, or the directory answered from anything but
-    its session log (no log, a log that does not reach back: it lists every entry, or says
-    in its Sync Done control that the entries it did not name are gone), or more than
-    ``limit`` changed, or the search did not succeed.
+    ``None`` when the directory answered from anything but its session log (no log, a log
+    that does not reach back: it lists every entry, or says in its Sync Done control that
+    the entries it did not name are gone), or more than ``limit`` changed, or the search did
+    not succeed.
     """
     if result.get("result") != 0 or len(entries) > limit:
         return None
+    left: set[str] = set()
+    changed: list[dict[str, Any]] = []
     try:
         done = (result.get("controls") or {}).get(SYNC_DONE_OID)
         if done is None or not parse_sync_done(done["value"]).refresh_deletes:
             return None  # a present phase: every entry not named left, even with none named
         for answer in answers:
             value = answer.get("responseValue")
-            if (
-                answer.get("responseName") != SYNC_INFO_OID
-                or not value
-                or parse_sync_info(value).kind in _NOT_ONLY_CHANGES
-            ):
+            if answer.get("responseName") != SYNC_INFO_OID or not value:
                 return None
+            info = parse_sync_info(value)
+            if info.kind == "refreshPresent" or (
+                info.kind == "syncIdSet" and not info.refresh_deletes
+            ):
+                return None  # a present phase: the entries still there, not the changes
+            left.update(info.uuids)
         for entry in entries:
             control = (entry.get("controls") or {}).get(SYNC_STATE_OID)
-            if control is None or parse_sync_state(control["value"]).state not in ("add", "modify"):
+            if control is None:
                 return None
+            sync_state = parse_sync_state(control["value"])
+            if sync_state.state == "present":
+                return None
+            if sync_state.state == "delete":
+                left.add(sync_state.entry_uuid)
+            else:
+                changed.append(entry)
     except ProtocolError:
         return None
-    return list(entries)
+    if len(changed) + len(left) > limit:
+        return None
+    return Changes(changed, frozenset(u.lower() for u in left))
 
 
 def joined_page(
-    changed: Sequence[dict[str, Any]],
+    changes: Changes,
     second: str,
     sort_attribute: str,
     size: int,
@@ -107,13 +146,19 @@ def joined_page(
     read: Read,
     start: int,
     count: int,
+    earlier: Earlier = lambda: None,
 ) -> tuple[int, list[dict[str, Any]]] | None:
     """(today's total, today's entries ``start`` .. ``start + count - 1``) from a snapshot of
-    ``size`` entries taken in ``second`` (``YYYYmmddHHMMSS``) and the entries ``changed``
-    since; ``None`` where that cannot be exact (see the module's docstring).
+    ``size`` entries taken in ``second`` (``YYYYmmddHHMMSS``) and the ``changes`` since;
+    ``None`` where that cannot be exact (see the module's docstring). ``earlier`` is asked
+    at most once, and only when an entry left or moved.
     """
+    places = _Places(changes, sort_attribute, size, lookup, earlier)
     joined: list[tuple[int, str, dict[str, Any]]] = []
-    for entry in changed:
+    for left in changes.left:
+        if not places.vacate(places.named_before(left)):
+            return None  # no longer matching (no log names it), or its key is unknown
+    for entry in changes.entries:
         values = all_values(entry["attributes"], sort_attribute)
         created = first(entry["attributes"], CREATED)
         if len(values) != 1 or created is None:
@@ -125,8 +170,10 @@ def joined_page(
         position, head = probe
         if head is not None and dn_key(str(head["dn"])) == dn_key(str(entry["dn"])):
             continue  # in its place: the window gives it as it is now
-        if str(created)[:14] <= second:
-            return None
+        if str(created)[:14] <= second and not places.vacate(
+            places.named_before(str(first(entry["attributes"], ENTRY_UUID) or ""))
+        ):
+            return None  # in the snapshot under another key, or moved in: no log says where
         head_key = first(head["attributes"], sort_attribute) if head is not None else None
         if head_key is not None and case_ignored(str(head_key)) == case_ignored(value):
             return None  # an equal key: which of the two comes first is the server's
@@ -138,10 +185,57 @@ def joined_page(
             # orders them (as a list merged from several bases is), trusted for distinct
             # ASCII keys only.
             return None
-    edits = Edits(size, (), tuple(rank for rank, _, _ in joined))
+    gone = tuple(sorted(places.gone))
+    edits = Edits(size, gone, tuple(rank for rank, _, _ in joined))
     plan = plan_page(edits, start, count)
     window = read(plan.window_start, plan.window_count) if plan.window_count else []
-    if window is None or len(window) != plan.window_count:
-        return None  # an entry left since the changes were read: its place is unknown
+    end = plan.window_start + plan.window_count
+    expected = plan.window_count - (bisect_left(gone, end) - bisect_left(gone, plan.window_start))
+    if window is None or len(window) != expected:
+        return None  # an entry left or came back since the changes were read
     entries = [entry for _, _, entry in joined]
     return edits.total, page_of(edits, plan, start, count, window, entries)
+
+
+class _Places:
+    """The snapshot's places of the entries that left the list or moved in it since."""
+
+    def __init__(
+        self, changes: Changes, sort_attribute: str, size: int, lookup: Lookup, earlier: Earlier
+    ) -> None:
+        self._sort_attribute = sort_attribute
+        self._size = size
+        self._lookup = lookup
+        self._earlier = earlier
+        self._names: Mapping[str, str] | None = None
+        self._changed = {dn_key(str(e["dn"])) for e in changes.entries}
+        #: The snapshot's places whose entries are gone from them (deleted, renamed, moved).
+        self.gone: set[int] = set()
+
+    def named_before(self, entry_uuid: str) -> str | None:
+        """The DN the change log names ``entry_uuid``'s entry by, as it was at the snapshot
+        (``None``: no log, or the log names no delete or rename of it since)."""
+        if self._names is None:
+            self._names = self._earlier() or {}
+        return self._names.get(entry_uuid.lower())
+
+    def vacate(self, dn: str | None) -> bool:
+        """Take the place of the entry the snapshot held at ``dn``, if it held one, out of the
+        list; ``False`` when that place cannot be told."""
+        if dn is None:
+            return False
+        named = first_rdn(dn)
+        if named is None or named[0].lower() != self._sort_attribute.lower():
+            return False  # the key is not in the name: where it was is unknown
+        probe = self._lookup(named[1])
+        if probe is None:
+            return False  # the snapshot is gone
+        position, head = probe
+        if head is None:
+            if position <= self._size:
+                self.gone.add(position)  # the place of this entry, or of another one gone
+            return True
+        if dn_key(str(head["dn"])) == dn_key(dn):
+            # The name holds an entry again: the window gives it, so it must be in the list.
+            return dn_key(dn) in self._changed
+        return True  # that place holds another entry: this one was not in the snapshot

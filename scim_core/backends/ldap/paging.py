@@ -47,6 +47,7 @@ from ldap3 import BASE, LEVEL, Connection
 from ldap3.core.exceptions import LDAPOperationResult
 
 from scim_core.backends.ldap import operations
+from scim_core.backends.ldap.changelog import earlier_names, records_since
 from scim_core.backends.ldap.connection import ConnectionFactory
 from scim_core.backends.ldap.controls import (
     parse_vlv_response,
@@ -55,7 +56,7 @@ from scim_core.backends.ldap.controls import (
     vlv_value_control,
 )
 from scim_core.backends.ldap.escape import filter_value
-from scim_core.backends.ldap.joined import CREATED, changes_since, joined_page
+from scim_core.backends.ldap.joined import CREATED, ENTRY_UUID, changes_since, joined_page
 from scim_core.backends.ldap.operations import Search
 from scim_core.backends.ldap.syncrefresh import cookie_for, sync_request
 from scim_core.backends.ldap.values import first
@@ -186,6 +187,8 @@ class SortedPager:
         never decoded as text even when they happen to be valid UTF-8.
     :param role: the connection role its sorted searches run on (a pager of its own, such as
         the cursor walks', keeps its sessions on a connection of its own).
+    :param change_log: the suffix of slapo-accesslog's database, where the deletes and renames
+        are logged (:mod:`.changelog`): index pages after them keep their snapshot too.
     """
 
     def __init__(
@@ -195,8 +198,10 @@ class SortedPager:
         ordering_rule: str | None = None,
         binary: frozenset[str] = frozenset(),
         role: str = _ROLE,
+        change_log: str | None = None,
     ) -> None:
         self._role = role
+        self._change_log = change_log
         self._connections = connections
         self._ordering_rule = ordering_rule
         self._binary = binary
@@ -408,7 +413,7 @@ class SortedPager:
             base,
             search_filter,
             scope,
-            list(dict.fromkeys([*attributes, sort_attribute, CREATED])),
+            list(dict.fromkeys([*attributes, sort_attribute, CREATED, ENTRY_UUID])),
             [sync_request(cookie_for(cached.marker))],
             self._binary,
             size_limit=limit + 1,
@@ -419,8 +424,8 @@ class SortedPager:
             )
         except LDAPOperationResult:
             return None  # no content synchronization here: sort afresh
-        changed = changes_since(entries, result, answers, limit)
-        if changed is None:
+        changes = changes_since(entries, result, answers, limit)
+        if changes is None:
             return None
         context = cached.context
 
@@ -438,10 +443,22 @@ class SortedPager:
             )
             return found.entries if received == context else None
 
+        def earlier() -> dict[str, str] | None:
+            if self._change_log is None:
+                return None
+            request = records_since(self._change_log, cached.marker[0], limit)
+            try:
+                records, _ = self._connections.run(
+                    lambda connection: operations.search(connection, request)
+                )
+            except LDAPOperationResult:
+                return None  # no such log, or not readable: the list is sorted again
+            return earlier_names(records, limit)
+
         second = cached.marker[0][:14]  # the snapshot's contextCSN, to the second
         try:
             page = joined_page(
-                changed, second, sort_attribute, cached.total, lookup, read, start, count
+                changes, second, sort_attribute, cached.total, lookup, read, start, count, earlier
             )
         except LDAPOperationResult:
             page = None  # refused (busy past the pauses): the loop renews or reports it

@@ -146,6 +146,15 @@ LDAP_SETTINGS: tuple[Setting[Any], ...] = (
         "without the log: each such page would also read every entry's id for nothing.",
     ),
     Setting(
+        "SCIM_LDAP_CHANGE_LOG",
+        str,
+        None,
+        "With SCIM_LDAP_SESSION_LOG on: the suffix of slapo-accesslog's database (e.g. "
+        "`cn=accesslog`) logging deletes and renames (`logops delete modrdn`, or `writes`), "
+        "readable by the bind DN. Index pages after users or groups are deleted or renamed "
+        "then keep their sorted snapshot too (entries named by their sort key: uid, cn).",
+    ),
+    Setting(
         "SCIM_LDAP_EXTERNAL_ID_ATTRIBUTE",
         str,
         DEFAULT,
@@ -288,6 +297,7 @@ class LdapSettings:
     timeout: int = 10
     fast_path: bool = True
     session_log: bool = False
+    change_log: str | None = None
     external_id_attribute: str | None = DEFAULT
     external_id_object_class: str | None = DEFAULT
     no_primary_email_attribute: str | None = DEFAULT

@@ -10,7 +10,8 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
-from ldap3.utils.dn import safe_dn
+from ldap3.core.exceptions import LDAPInvalidDnError
+from ldap3.utils.dn import parse_dn, safe_dn
 
 from scim_core.backends.ldap.mapped import MappedAttribute
 from scim_core.backends.ldap.syntaxes import from_ldap, to_ldap
@@ -27,6 +28,7 @@ __all__ = [
     "extension_resource",
     "extension_values",
     "first",
+    "first_rdn",
     "generalized_to_iso",
     "is_true",
     "ldap_values",
@@ -37,6 +39,10 @@ __all__ = [
 ]
 
 Attributes = Mapping[str, Sequence[Any]]
+
+# RFC 4514 §2.4: a backslash before a special character, or before two hex digits (one octet
+# of the value's UTF-8).
+_DN_ESCAPE = re.compile(r"\\(?:([0-9A-Fa-f]{2})|(.))", re.DOTALL)
 
 
 class _Folded(dict[str, Any]):
@@ -115,6 +121,30 @@ def dn_key(dn: str) -> str:
         return str(safe_dn(dn)).lower()
     except Exception:
         return dn.lower()
+
+
+def first_rdn(dn: str) -> tuple[str, str] | None:
+    """The attribute and value of ``dn``'s first RDN, the value's RFC 4514 escapes undone;
+    ``None`` for a multi-valued RDN, a value in ``#`` hex form, or text that is not a DN."""
+    try:
+        parts = parse_dn(dn)
+    except LDAPInvalidDnError:
+        return None
+    if not parts or parts[0][2] == "+" or parts[0][1].startswith("#"):
+        return None
+    attribute, escaped, _ = parts[0]
+    value = bytearray()
+    done = 0
+    for escape in _DN_ESCAPE.finditer(escaped):
+        value += escaped[done : escape.start()].encode()
+        hex_pair, character = escape.groups()
+        value += bytes.fromhex(hex_pair) if hex_pair else character.encode()
+        done = escape.end()
+    value += escaped[done:].encode()
+    try:
+        return attribute, value.decode()
+    except UnicodeDecodeError:
+        return None
 
 
 def generalized_to_iso(value: Any) -> str | None:
