@@ -14,7 +14,8 @@ Per size:
 2. index pages (count=100): p50 at the start, middle and end with nothing written (the sorted
    snapshot of the first page serves the others), all of them together ("any page"), and the
    first page after a write (a user's description modified before each sample, each sample at
-   another place);
+   another place), then (after the walks, 3) the first page after a user is deleted and after
+   one is renamed, each checked for its totalResults;
 3. cursor walk (count=200): one whole walk, checked to list every user exactly once, its time
    and the p50 of its pages at the start, middle and end and over all pages; then the first
    pages of a second walk while a thread modifies a user once a second;
@@ -326,6 +327,35 @@ def _index_pages(
     result.figures["index_after_write"] = _p50(fresh)
 
 
+def _index_after_leaving(
+    client: _Client, admin: Any, users: list[User], total: int, budget: Budget, result: SizeResult
+) -> None:
+    """The first index page after a user is deleted, then after one is renamed (a new uid,
+    next to the old one in the order), each sample at another place. The changes since the
+    list's last sort add up: the n-th page after deletes has n users deleted since, each one
+    placed in the snapshot again. Each page's totalResults is checked."""
+    if len(users) < 2 * budget.fresh_samples:
+        raise MeasurementError(f"{len(users)} users to delete and rename, too few")
+    last = max(1, total - INDEX_COUNT)
+    for kind, offset in (("delete", 0), ("rename", budget.fresh_samples)):
+        samples = []
+        for sample in range(budget.fresh_samples):
+            user = users[offset + sample]
+            if kind == "delete":
+                admin.delete(user.dn)
+                total -= 1
+            else:
+                admin.modify_dn(user.dn, f"uid={user.uid}r")
+            if admin.result["result"] != 0:
+                raise MeasurementError(f"the {kind} before a page failed: {admin.result}")
+            start = 1 + (last - 1) * sample // max(1, budget.fresh_samples - 1)
+            seconds, listed = _index_page(client, start)
+            if listed != total:
+                raise MeasurementError(f"after a {kind}: totalResults {listed}, expected {total}")
+            samples.append(seconds)
+        result.figures[f"index_after_{kind}"] = _p50(samples)
+
+
 @dataclass
 class _Walk:
     """What a cursor walk saw: each page's ms and the cursor it was asked with, a digest of
@@ -520,6 +550,10 @@ def measure_size(users: int, budget: Budget, log: Callable[[str], None]) -> Size
                 log(f"{users:,} users: index pages done")
                 _cursor_walks(client, slapd, admin, target_dn, total, budget, deadline, result)
                 log(f"{users:,} users: cursor walks done")
+                # Users looked up before (the first, the writes' target, left alone).
+                leaving = data.pools.read[1 : 1 + 2 * budget.fresh_samples]
+                _index_after_leaving(client, admin, leaving, total, budget, result)
+                log(f"{users:,} users: index pages after deletes and renames done")
             peak = vm_kib(slapd_pid, "VmHWM") or 0
             result.figures["slapd_peak"] = (peak - rss_before) / 1024
             result.figures["slapd_anon"] = (anon.peak - anon.before) / 1024
@@ -618,6 +652,20 @@ ROWS: tuple[Row, ...] = (
         1,
         "≤ 150 ms at 1,000,000",
         _limit("index_after_write", 150, "ms"),
+    ),
+    Row(
+        "index_after_delete",
+        "first index page after a user is deleted (each sample one more since the sort), p50 ms",
+        1,
+        "≤ 150 ms at 1,000,000",
+        _limit("index_after_delete", 150, "ms"),
+    ),
+    Row(
+        "index_after_rename",
+        "first index page after a user is renamed (each sample one more since), p50 ms",
+        1,
+        "≤ 150 ms at 1,000,000",
+        _limit("index_after_rename", 150, "ms"),
     ),
     Row(
         "walk_seconds",

@@ -19,6 +19,7 @@ from ldap3 import BASE, MODIFY_ADD, MODIFY_DELETE, MODIFY_REPLACE, NONE, Connect
 
 from scim_core.testing import slapd as slapd_module
 from scim_core.testing.slapd import (
+    CHANGE_LOG_BASE,
     SCIM_SCHEMA,
     SlapdError,
     SlapdInstance,
@@ -204,6 +205,37 @@ def test_set_up_for_big_groups(slapd: SlapdInstance, service: Connection) -> Non
     # Kept in the order of DN matching (shorter first), not as added: slapd took sortvals.
     assert service.entries[0].member.values == members[::-1]
     assert service.delete(group_dn), service.result
+
+
+def test_deletes_and_renames_are_logged_for_the_service_to_read(
+    slapd: SlapdInstance, admin: Connection, service: Connection
+) -> None:
+    """slapo-accesslog records each delete and rename with the entry's id and the DN it had,
+    in a database the service account reads and nobody else does (what it buys an index page
+    after a delete is measured by ``python -m bench.scale``)."""
+    assert slapd.service_settings()["SCIM_LDAP_CHANGE_LOG"] == CHANGE_LOG_BASE
+    old, new, gone = unique("was"), unique("now"), unique("gone")
+    for uid in (old, gone):
+        assert admin.add(f"uid={uid},{slapd.users_base}", attributes=person(uid)), admin.result
+    admin.search(slapd.users_base, f"(|(uid={old})(uid={gone}))", attributes=["uid", "entryUUID"])
+    ids = {entry.uid.value: entry.entryUUID.value for entry in admin.entries}
+    assert admin.modify_dn(f"uid={old},{slapd.users_base}", f"uid={new}"), admin.result
+    assert admin.delete(f"uid={gone},{slapd.users_base}"), admin.result
+    assert admin.modify(
+        f"uid={new},{slapd.users_base}", {"title": [(MODIFY_REPLACE, ["not logged"])]}
+    ), admin.result
+    logged = "(|" + "".join(f"(reqEntryUUID={value})" for value in ids.values()) + ")"
+    assert service.search(CHANGE_LOG_BASE, logged, attributes=["reqType", "reqDN"]), service.result
+    records = sorted((e.reqType.value, e.reqDN.value) for e in service.entries)
+    assert records == [
+        ("delete", f"uid={gone},{slapd.users_base}"),
+        ("modrdn", f"uid={old},{slapd.users_base}"),
+    ]
+    anonymous = Connection(Server(slapd.url))
+    assert anonymous.bind()
+    anonymous.search(CHANGE_LOG_BASE, "(objectClass=*)")
+    assert anonymous.entries == []
+    anonymous.unbind()
 
 
 def config_lines(instance: SlapdInstance) -> list[str]:
