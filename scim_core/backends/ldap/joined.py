@@ -1,23 +1,27 @@
-"""Index pages after writes: a kept sorted snapshot, and the users created since in their places.
+"""Index pages after writes: a kept sorted snapshot, the entries that left taken out of it, and
+the entries created or renamed since put in their places.
 
 Why (measured on OpenLDAP 2.5 at 1,000,000 users): after any write, the next index page
 sorted every user again, about 1.6 s. slapo-syncprov can say what changed in a search's
 result since a contextCSN: a refreshOnly content synchronization (RFC 4533), answered from
 its session log (``syncprov-sessionlog``): 0.3 ms when nothing changed, 0.4 to 27 ms for a few
-changes at 1,000,000 users (measured, 2.5.13). It
-names the entries modified or created since (as they are now) and the entries that left the
-result (deleted, moved out, no longer matching).
+changes at 1,000,000 users (measured, 2.5.13). It names the entries modified or created since
+(as they are now) and, by entryUUID only, the entries that left the result (deleted, moved
+out, no longer matching).
 
-That is enough for an exact page when nothing left and no entry moved in the sort order:
-- an entry that left had a place in the snapshot that nothing tells: sort afresh;
+That is enough for an exact page where each change can be placed:
 - a changed entry that the snapshot holds under the same key (a window by value at its key
   gives it back) is in its place, and a window gives it as it is now;
-- a changed entry that the snapshot does not hold was created after the snapshot's second: it
-  goes in at its key's place (the window by value says how many of the snapshot's entries come
-  before it). Otherwise it was renamed, moved in or matches the filter now, and where it was
-  is unknown: sort afresh. Creation times have whole seconds, so an entry created in the
-  snapshot's own second cannot be told from one the snapshot holds under another key: sort
-  afresh too.
+- a changed entry that the snapshot does not hold, created after the snapshot's second, goes
+  in at its key's place (the window by value says how many of the snapshot's entries come
+  before it);
+- an entry that left, or one renamed or moved since, had a place in the snapshot under the
+  key it had then. The change log (:mod:`.changelog`, slapo-accesslog) gives the DN it had;
+  where that DN is named by the sort key, a window by value at that key finds the place,
+  and a place whose entry the server no longer gives is taken out of the list.
+Anything else (no log names it, its name is not its key, it matches the filter now, it was
+created in the snapshot's own second, which whole-second creation times cannot tell apart)
+sorts afresh.
 
 Where the directory cannot tell (no session log, a log that does not reach back, more changes
 than the caller allows) the answer is ``None`` and the caller sorts afresh. The page itself is

@@ -101,11 +101,13 @@ class Listing(Directory):
     ) -> SortedWindow:
         """One sorted VLV window under ``base``, a refusal translated.
 
-        After a write the list is sorted afresh (the snapshot is not merged with the changes,
-        as a cursor walk's is): an index page is a window at an offset, and the offsets of a
-        reused snapshot drift with every user deleted since, which the directory does not
-        tell. Workers holding snapshots of different ages would then disagree on where a user
-        is, and a walk whose pages they share could miss one created before it began.
+        After a write the list is sorted afresh unless ``joins`` (the snapshot is not merged
+        with the changes by key, as a cursor walk's is): an index page is a window at an
+        offset, and the offsets of a reused snapshot drift with every user deleted since,
+        which the window does not show. Workers holding snapshots of different ages would then
+        disagree on where a user is, and a walk whose pages they share could miss one created
+        before it began. With ``joins`` the directory's session log (and change log) say what
+        changed, and the page accounts for each change or sorts afresh (:mod:`.joined`).
         """
         try:
             return self.pager.window(

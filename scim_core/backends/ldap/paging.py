@@ -26,7 +26,9 @@ An index page cannot merge by key: it is a window at an offset, and an entry del
 renamed since the snapshot moves every later offset without a trace. Where slapo-syncprov
 keeps a session log (``joins=True``, from ``SCIM_LDAP_SESSION_LOG``), the directory says what
 changed since the snapshot, and when users were only created or modified the snapshot still
-serves, with the users created since put in their places (:mod:`.joined`).
+serves, with the users created since put in their places (:mod:`.joined`); where
+slapo-accesslog logs deletes and renames (``change_log``, from ``SCIM_LDAP_CHANGE_LOG``), after
+those too: the log gives the DN, hence the key and the place, each such entry had.
 
 OpenLDAP keeps every VLV session until its connection closes and refuses more than
 ``sssvlv-maxperconn`` per connection, so sorted searches run on a connection of their own,
