@@ -33,6 +33,8 @@ ROWS = {
     "index page at the end": False,
     "any index page": True,
     "first index page after a write": True,
+    "first index page after a user is deleted": True,
+    "first index page after a user is renamed": True,
     "whole cursor walk": True,
     "pages of that walk (every user once": False,
     "cursor page at the start": False,

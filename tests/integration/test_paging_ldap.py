@@ -333,19 +333,23 @@ def test_index_pages_after_deletes_and_renames_reuse_the_snapshot(
     backend, big, admin, contexts_sent, merges_kept
 ):
     """Users deleted and renamed since the snapshot (their places in it found from the DNs
-    the change log gives), created and modified: no page sorts the directory again, and
-    the walk lists everyone once, in order, with the right total."""
+    the change log gives; one renamed into the name of one deleted), created and modified:
+    no page sorts the directory again, and the walk lists everyone once, in order, with the
+    right total."""
     first = snapshot_then_next_second(backend, admin, big)
     tag = uuid.uuid4().hex[:6]
     created, deleted, old, new = write_a_little_of_everything(admin, big, tag, 7)
     for index in (2210, 2211, 2213):
         assert admin.delete(f"uid=page{index:05d},{big.users_base}"), admin.result
     assert admin.modify_dn(f"uid=page02212,{big.users_base}", f"uid=zz{tag}"), admin.result
+    # Renamed into the name of a user deleted: the snapshot's place of that name gives it.
+    assert admin.delete(f"uid=page02214,{big.users_base}"), admin.result
+    assert admin.modify_dn(f"uid=page02215,{big.users_base}", "uid=page02214"), admin.result
     listed, total = index_walk(backend, count=250)
     sent = index_contexts(contexts_sent)
     assert sent[0] is None and all(isinstance(c, bytes) for c in sent[1:]), sent
     now = current_names(admin, big)
-    assert total == len(now) == first.total_results - 3
+    assert total == len(now) == first.total_results - 4
     assert listed == sorted(now, key=str.casefold)
     assert created in listed and new in listed and f"zz{tag}" in listed
     assert deleted not in listed and old not in listed

@@ -11,6 +11,7 @@ from scim_core.backends.ldap.values import first_rdn
 
 UUID_A = "1a2b3c4d-0000-1000-8000-00000000000a"
 UUID_B = "1a2b3c4d-0000-1000-8000-00000000000b"
+DONE = {"result": 0, "description": "success"}
 
 
 def record(entry_uuid: str | None, dn: str | None, csn: str | None) -> dict[str, Any]:
@@ -34,7 +35,7 @@ def test_each_entry_is_named_by_its_earliest_record() -> None:
         record(UUID_A, "uid=third,ou=people", csn(9)),
         record(UUID_B, "uid=other,ou=people", csn(4)),
     ]
-    assert earlier_names(records, 4) == {
+    assert earlier_names(records, DONE, 4) == {
         UUID_A: "uid=first,ou=people",
         UUID_B: "uid=other,ou=people",
     }
@@ -45,13 +46,20 @@ def test_each_entry_is_named_by_its_earliest_record() -> None:
     [record(None, "uid=x", csn(1)), record(UUID_A, None, csn(1)), record(UUID_A, "uid=x", None)],
 )
 def test_a_record_without_its_id_dn_or_csn_names_nothing(incomplete: dict[str, Any]) -> None:
-    assert earlier_names([incomplete], 4) == {}
+    assert earlier_names([incomplete], DONE, 4) == {}
 
 
 def test_more_records_than_the_limit_is_none() -> None:
     records = [record(UUID_A, "uid=a", csn(1)), record(UUID_B, "uid=b", csn(2))]
-    assert earlier_names(records, 1) is None
-    assert earlier_names(records, 2) is not None
+    assert earlier_names(records, DONE, 1) is None
+    assert earlier_names(records, DONE, 2) is not None
+
+
+@pytest.mark.parametrize("code", [4, 3, 11, None])  # size limit, time limit, admin limit, none
+def test_a_search_that_did_not_succeed_names_nothing(code: int | None) -> None:
+    """Cut short, it may hold an entry's later record without its earliest one."""
+    records = [record(UUID_A, "uid=second", csn(5))]
+    assert earlier_names(records, {"result": code}, 4) is None
 
 
 def test_the_search_asks_for_successful_deletes_and_renames_since_the_csn() -> None:

@@ -164,6 +164,14 @@ def test_a_page_is_todays_page_after_deletes_and_renames_the_log_names(
         st.lists(st.integers(0, 300), min_size=len(renamed), max_size=len(renamed), unique=True)
     )
     new_names = {old: f"u{n:04d}r" for old, n in zip(renamed, targets, strict=True)}
+    # Some renamed into the name of a user deleted: the snapshot's place of that name reads
+    # the renamed user now.
+    reused = (
+        data.draw(st.lists(st.sampled_from(deleted), unique=True, max_size=len(renamed)))
+        if deleted
+        else []
+    )
+    new_names.update(zip(renamed, reused, strict=False))
     unmoved = [uid for uid in rest if uid not in renamed]
     modified = data.draw(st.lists(st.sampled_from(unmoved), unique=True)) if unmoved else []
     new = [f"u{n:04d}x" for n in created]
@@ -173,7 +181,11 @@ def test_a_page_is_todays_page_after_deletes_and_renames_the_log_names(
         + [entry(new_names[old], made_as=old) for old in renamed]
     )
     ghost_names = [f"u{n:04d}g" for n in ghosts]  # created after the snapshot, deleted since
-    snapshot.gone = {dn_of(uid) for uid in deleted + renamed}
+    snapshot.gone = {dn_of(uid) for uid in deleted + renamed} - {dn_of(uid) for uid in reused}
+    for place, held in enumerate(uids(snapshot.entries)):
+        for old, name in zip(renamed, reused, strict=False):
+            if held == name:
+                snapshot.entries[place] = entry(name, made_as=old)
     log = ChangeLog({id_of(uid): dn_of(uid) for uid in deleted + renamed + ghost_names})
     left = frozenset(id_of(uid) for uid in deleted + ghost_names)
     today = sorted(unmoved + new + list(new_names.values()), key=case_ignored)
@@ -215,6 +227,19 @@ def test_a_name_that_holds_an_entry_again_must_hold_one_of_the_list() -> None:
     again = entry("u5", AFTER) | {"attributes": {"uid": ["u5"], "createTimestamp": [AFTER]}}
     total, entries = page(snapshot, [again], 1, 10, left, log)
     assert total == 3 and uids(entries) == ["u0", "u5", "u9"]
+
+
+def test_a_user_renamed_into_the_name_of_one_deleted_leaves_its_own_place() -> None:
+    """u5 deleted, then u2 renamed to u5: the snapshot's place of u5 now gives u2 (as u5),
+    in place by its new key; u2's old place must go, though no entry is out of place."""
+    snapshot = Snapshot(["u0", "u2", "u5", "u9"])
+    snapshot.gone = {dn_of("u2")}
+    log = ChangeLog({id_of("u5"): dn_of("u5"), id_of("u2"): dn_of("u2")})
+    renamed = entry("u5", made_as="u2")
+    snapshot.entries[2] = renamed  # read again by its DN, the place of u5 gives the new one
+    total, entries = page(snapshot, [renamed], 1, 10, frozenset({id_of("u5")}), log)
+    assert total == 3 and uids(entries) == ["u0", "u5", "u9"]
+    assert entries[1]["attributes"]["entryUUID"] == [id_of("u2")]
 
 
 def test_a_place_found_empty_that_fills_again_before_the_window_is_none() -> None:

@@ -13,7 +13,7 @@ place (:mod:`.joined`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ldap3 import LEVEL
@@ -42,10 +42,14 @@ def records_since(log_base: str, csn: str, limit: int) -> Search:
     )
 
 
-def earlier_names(records: Sequence[dict[str, Any]], limit: int) -> dict[str, str] | None:
+def earlier_names(
+    records: Sequence[dict[str, Any]], result: Mapping[str, Any], limit: int
+) -> dict[str, str] | None:
     """For each entry the ``records`` name, by entryUUID (lower-case), the DN its earliest
-    record gives; ``None`` past ``limit`` records (the search was cut short)."""
-    if len(records) > limit:
+    record gives; ``None`` past ``limit`` records, or when the search that found them did not
+    succeed (``result``): a search cut short by a size limit might have left out an entry's
+    earliest record and given a later name for it."""
+    if len(records) > limit or result.get("result") != 0:
         return None
     names: dict[str, tuple[str, str]] = {}
     for record in records:

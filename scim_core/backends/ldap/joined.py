@@ -159,6 +159,7 @@ def joined_page(
     """
     places = _Places(changes, sort_attribute, size, lookup, earlier)
     joined: list[tuple[int, str, dict[str, Any]]] = []
+    in_place: list[dict[str, Any]] = []
     for left in changes.left:
         if not places.vacate(places.named_before(left)):
             return None  # no longer matching (no log names it), or its key is unknown
@@ -173,7 +174,8 @@ def joined_page(
             return None
         position, head = probe
         if head is not None and dn_key(str(head["dn"])) == dn_key(str(entry["dn"])):
-            continue  # in its place: the window gives it as it is now
+            in_place.append(entry)  # the window gives it as it is now
+            continue
         if str(created)[:14] <= second and not places.vacate(
             places.named_before(str(first(entry["attributes"], ENTRY_UUID) or ""))
         ):
@@ -182,6 +184,8 @@ def joined_page(
         if head_key is not None and case_ignored(str(head_key)) == case_ignored(value):
             return None  # an equal key: which of the two comes first is the server's
         joined.append((position - 1, case_ignored(value), entry))
+    if not places.renamed_into_held_names(in_place):
+        return None
     joined.sort(key=lambda item: (item[0], item[1]))
     for (rank, key, _), (next_rank, next_key, _) in pairwise(joined):
         if rank == next_rank and (key == next_key or not (key.isascii() and next_key.isascii())):
@@ -222,6 +226,25 @@ class _Places:
         if self._names is None:
             self._names = self._earlier() or {}
         return self._names.get(entry_uuid.lower())
+
+    def renamed_into_held_names(self, in_place: Sequence[dict[str, Any]]) -> bool:
+        """Take out the old places of the entries in place under a name the snapshot held for
+        another entry (renamed into it after that one was deleted or renamed away); ``False``
+        when one cannot be told.
+
+        Only where the log was read: a name the snapshot held is free for another entry only
+        once its holder left the list or was renamed, and either one reads the log."""
+        if self._names is None:
+            return True
+        for entry in in_place:
+            before = self._names.get(str(first(entry["attributes"], ENTRY_UUID) or "").lower())
+            if (
+                before is not None
+                and dn_key(before) != dn_key(str(entry["dn"]))
+                and not self.vacate(before)
+            ):
+                return False
+        return True
 
     def vacate(self, dn: str | None) -> bool:
         """Take the place of the entry the snapshot held at ``dn``, if it held one, out of the

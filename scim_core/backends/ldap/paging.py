@@ -450,12 +450,12 @@ class SortedPager:
                 return None
             request = records_since(self._change_log, cached.marker[0], limit)
             try:
-                records, _ = self._connections.run(
+                records, result = self._connections.run(
                     lambda connection: operations.search(connection, request)
                 )
             except LDAPOperationResult:
                 return None  # no such log, or not readable: the list is sorted again
-            return earlier_names(records, limit)
+            return earlier_names(records, result, limit)
 
         second = cached.marker[0][:14]  # the snapshot's contextCSN, to the second
         try:
