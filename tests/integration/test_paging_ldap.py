@@ -481,7 +481,7 @@ def test_where_reading_the_changes_costs_too_much_the_list_is_sorted_again(
 def test_past_the_delta_limit_the_list_is_sorted_again(
     backend, big, admin, contexts_sent, merges_kept
 ):
-    from scim_core.backends.ldap.paging import delta_limit
+    from scim_core.backends.ldap.markers import delta_limit
 
     first = backend.find_users(Query(count=10, keyset=True))
     modify_titles(admin, big, ["page00001"])

@@ -17,12 +17,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ldap3 import LEVEL
+from ldap3.core.exceptions import LDAPOperationResult
 
+from scim_core.backends.ldap import operations
+from scim_core.backends.ldap.connection import ConnectionFactory
 from scim_core.backends.ldap.escape import filter_value
 from scim_core.backends.ldap.operations import Search
 from scim_core.backends.ldap.values import first
 
-__all__ = ["RECORD_ATTRIBUTES", "earlier_names", "records_since"]
+__all__ = ["RECORD_ATTRIBUTES", "earlier_names", "read_earlier_names", "records_since"]
 
 #: What is read of each record: the entry's id, the DN it had, the change's CSN.
 RECORD_ATTRIBUTES = ("reqEntryUUID", "reqDN", "entryCSN")
@@ -61,3 +64,17 @@ def earlier_names(
         if key not in names or str(csn) < names[key][0]:
             names[key] = (str(csn), str(dn))
     return {key: dn for key, (_, dn) in names.items()}
+
+
+def read_earlier_names(
+    connections: ConnectionFactory, log_base: str, csn: str, limit: int
+) -> dict[str, str] | None:
+    """:func:`earlier_names` of the records logged under ``log_base`` since ``csn``, read over
+    ``connections``; ``None`` past ``limit`` records or where the log cannot be read (no such
+    suffix, no access): the caller then sorts afresh."""
+    request = records_since(log_base, csn, limit)
+    try:
+        records, result = connections.run(lambda connection: operations.search(connection, request))
+    except LDAPOperationResult:
+        return None
+    return earlier_names(records, result, limit)

@@ -48,7 +48,8 @@ from ldap3.core.exceptions import LDAPOperationResult
 
 from scim_core.backend import Page, Query
 from scim_core.backends.ldap.filter import list_filter, to_ldap
-from scim_core.backends.ldap.paging import MarkerRead, SortedPager, SortedWindow
+from scim_core.backends.ldap.markers import MarkerRead
+from scim_core.backends.ldap.paging import SortedPager, SortedWindow
 from scim_core.backends.ldap.parts import (
     CREATED,
     PART_SIZE,

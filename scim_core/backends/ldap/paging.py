@@ -18,9 +18,9 @@ than the snapshot's ``contextCSN``) are left out of it, and one more search,
 search is answered from the ``entryCSN`` equality index (an ordered index in OpenLDAP: its
 keys are the change times), so its cost grows with the changes, not the directory. The window
 is read before the changes, so an entry changed in between is in both (the caller keeps the
-newer); never in neither. Past :func:`delta_limit` changes the list is sorted afresh. Callers
-that cannot merge get a fresh sort after any change. Where there is no ``contextCSN`` every
-request sorts afresh: slower, never wrong.
+newer); never in neither. Past :func:`~.markers.delta_limit` changes the list is sorted
+afresh. Callers that cannot merge get a fresh sort after any change. Where there is no
+``contextCSN`` (:mod:`.markers`) every request sorts afresh: slower, never wrong.
 
 An index page cannot merge by key: it is a window at an offset, and an entry deleted or
 renamed since the snapshot moves every later offset without a trace. Where slapo-syncprov
@@ -45,11 +45,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ldap3 import BASE, LEVEL, Connection
+from ldap3 import LEVEL, Connection
 from ldap3.core.exceptions import LDAPOperationResult
 
 from scim_core.backends.ldap import operations
-from scim_core.backends.ldap.changelog import earlier_names, records_since
+from scim_core.backends.ldap.changelog import read_earlier_names
 from scim_core.backends.ldap.connection import ConnectionFactory
 from scim_core.backends.ldap.controls import (
     parse_vlv_response,
@@ -57,13 +57,19 @@ from scim_core.backends.ldap.controls import (
     vlv_control,
     vlv_value_control,
 )
-from scim_core.backends.ldap.escape import filter_value
 from scim_core.backends.ldap.joined import CREATED, ENTRY_UUID, changes_since, joined_page
+from scim_core.backends.ldap.markers import (
+    CHANGE_MARK,
+    ChangeMarkers,
+    Marker,
+    MarkerRead,
+    Since,
+    delta_limit,
+)
 from scim_core.backends.ldap.operations import Search
 from scim_core.backends.ldap.syncrefresh import cookie_for, sync_request
-from scim_core.backends.ldap.values import first
 
-__all__ = ["MarkerRead", "SortedPager", "SortedWindow", "delta_limit"]
+__all__ = ["SortedPager", "SortedWindow"]
 
 log = logging.getLogger("scim.ldap")
 
@@ -83,17 +89,6 @@ _MERGE_FLOOR = 0.005
 
 
 Key = tuple[str, str, str, str]
-Marker = tuple[str, ...]
-
-
-_CHANGE_MARK = "entryCSN"
-
-
-def delta_limit(total: int) -> int:
-    """How many changed entries a reused snapshot is merged with before the list is sorted
-    afresh: a hundredth of the list, at least 100 and at most 1,000 (reading them costs a
-    page's worth of searching; the snapshot's positions drift by at most that many)."""
-    return max(100, min(1000, total // 100))
 
 
 @dataclass(frozen=True)
@@ -118,40 +113,6 @@ class SortedWindow:
     reaches_end: bool = True
     last_seen: dict[str, Any] | None = None
     position: int = 1
-
-
-def _csn_parts(csn: str) -> tuple[str, str]:
-    """(the CSN, its server id): ``20261128133906.123456Z#000000#000#000000``."""
-    fields = csn.split("#")
-    return csn, fields[2] if len(fields) > 2 else ""
-
-
-class _Since:
-    """The changes after a snapshot's ``contextCSN``: one value per server that wrote."""
-
-    def __init__(self, marker: Marker) -> None:
-        self.floor = min(marker)
-        self.by_server = dict(_csn_parts(csn)[::-1] for csn in marker)
-
-    def changed(self, entry: dict[str, Any]) -> bool:
-        """Whether the entry changed after the snapshot (its CSN is past its server's
-        contextCSN value then). An entry without ``entryCSN`` counts as unchanged."""
-        csn = first(entry["attributes"], _CHANGE_MARK)
-        if csn is None:
-            return False
-        value, server = _csn_parts(str(csn))
-        return value >= self.floor and value > self.by_server.get(server, "")
-
-    def search_filter(self, search_filter: str) -> str:
-        return f"(&{search_filter}({_CHANGE_MARK}>={filter_value(self.floor)}))"
-
-
-@dataclass(frozen=True)
-class MarkerRead:
-    """A naming context's change marker (its contextCSN values; ``None``: it has none), as
-    read at one moment."""
-
-    value: Marker | None
 
 
 @dataclass(frozen=True)
@@ -209,10 +170,7 @@ class SortedPager:
         self._binary = binary
         self._limit = max(1, sessions_per_connection)
         self._local = threading.local()
-        self._naming_contexts: tuple[str, ...] | None = None
-        #: Naming contexts seen without a contextCSN (no slapo-syncprov: 389-DS, AD), not
-        #: asked again: their lists sort afresh each time.
-        self._unmarked: set[str] = set()
+        self._markers = ChangeMarkers(connections)
 
     def _state(self) -> _Sessions:
         state: _Sessions | None = getattr(self._local, "state", None)
@@ -220,45 +178,13 @@ class SortedPager:
             state = self._local.state = _Sessions()
         return state
 
-    # ----------------------------------------------------------------- change marker
-
-    def _suffix_of(self, base: str) -> str | None:
-        if self._naming_contexts is None:
-
-            def read(connection: Connection) -> tuple[str, ...]:
-                entries, _ = operations.search(
-                    connection, Search("", "(objectClass=*)", BASE, ["namingContexts"])
-                )
-                values = entries[0]["attributes"].get("namingContexts") if entries else ()
-                return tuple(str(v) for v in values or ())
-
-            self._naming_contexts = self._connections.run(read)
-        lowered = base.lower()
-        matches = [n for n in self._naming_contexts if lowered.endswith(n.lower())]
-        return max(matches, key=len) if matches else None
-
     def read_marker(self, base: str) -> MarkerRead:
         """The change marker of ``base``'s naming context now, for several windows of one
         answer to share (each would read it again otherwise)."""
         return MarkerRead(self._marker(base))
 
     def _marker(self, base: str) -> Marker | None:
-        """The naming context's contextCSN values: they change with every write under it."""
-        suffix = self._suffix_of(base)
-        if suffix is None or suffix in self._unmarked:
-            return None
-
-        def read(connection: Connection) -> Marker | None:
-            entries, _ = operations.search(
-                connection, Search(suffix, "(objectClass=*)", BASE, ["contextCSN"])
-            )
-            values = entries[0]["attributes"].get("contextCSN") if entries else ()
-            return tuple(sorted(str(v) for v in values or ())) or None
-
-        marker = self._connections.run(read)
-        if marker is None:
-            self._unmarked.add(suffix)
-        return marker
+        return self._markers.read(base)
 
     # ----------------------------------------------------------------- windows
 
@@ -323,18 +249,18 @@ class SortedPager:
             cached = state.contexts.get(key)
             context: bytes | None = None
             taken: Marker | None = marker  # the marker the snapshot served will be kept with
-            since: _Since | None = None
+            since: Since | None = None
             if cached and marker is not None and not fresh:
                 if cached.marker == marker:
                     context = cached.context
                 elif changes:
-                    context, taken, since = cached.context, cached.marker, _Since(cached.marker)
+                    context, taken, since = cached.context, cached.marker, Since(cached.marker)
             if context is None and state.opened >= self._limit:
                 self._connections.discard(self._role)
                 continue
             wanted = list(attributes)
             if since is not None:
-                wanted += [sort_attribute, _CHANGE_MARK]
+                wanted += [sort_attribute, CHANGE_MARK]
             if count == 0 and cached is not None and context is not None:
                 # Only the total: the snapshot's is known, and what changed since is one
                 # search of its own (none when nothing changed).
@@ -448,14 +374,7 @@ class SortedPager:
         def earlier() -> dict[str, str] | None:
             if self._change_log is None:
                 return None
-            request = records_since(self._change_log, cached.marker[0], limit)
-            try:
-                records, result = self._connections.run(
-                    lambda connection: operations.search(connection, request)
-                )
-            except LDAPOperationResult:
-                return None  # no such log, or not readable: the list is sorted again
-            return earlier_names(records, result, limit)
+            return read_earlier_names(self._connections, self._change_log, cached.marker[0], limit)
 
         second = cached.marker[0][:14]  # the snapshot's contextCSN, to the second
         try:
@@ -479,7 +398,7 @@ class SortedPager:
         scope: str,
         search_filter: str,
         attributes: list[str],
-        since: _Since,
+        since: Since,
         window: SortedWindow,
         by_value: bool,
     ) -> SortedWindow | None:

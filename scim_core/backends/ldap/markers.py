@@ -1,0 +1,119 @@
+"""A naming context's change marker, and the entries changed after one.
+
+OpenLDAP's slapo-syncprov keeps ``contextCSN`` on the naming context's entry: one value per
+server that writes, moved by every write under it. Read before a sorted search and kept with
+its snapshot, it tells whether the snapshot still shows the directory as it is, and, if not,
+which entries changed since (their ``entryCSN`` is past their server's value). A directory
+without it (389-DS, AD) has no marker: each sorted search sorts afresh.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ldap3 import BASE, Connection
+
+from scim_core.backends.ldap import operations
+from scim_core.backends.ldap.connection import ConnectionFactory
+from scim_core.backends.ldap.escape import filter_value
+from scim_core.backends.ldap.operations import Search
+from scim_core.backends.ldap.values import first
+
+__all__ = ["CHANGE_MARK", "ChangeMarkers", "Marker", "MarkerRead", "Since", "delta_limit"]
+
+#: A naming context's contextCSN values, sorted.
+Marker = tuple[str, ...]
+
+#: The attribute that says when an entry last changed.
+CHANGE_MARK = "entryCSN"
+
+
+def delta_limit(total: int) -> int:
+    """How many changed entries a reused snapshot is merged with before the list is sorted
+    afresh: a hundredth of the list, at least 100 and at most 1,000 (reading them costs a
+    page's worth of searching; the snapshot's positions drift by at most that many)."""
+    return max(100, min(1000, total // 100))
+
+
+def _csn_parts(csn: str) -> tuple[str, str]:
+    """(the CSN, its server id): ``20261128133906.123456Z#000000#000#000000``."""
+    fields = csn.split("#")
+    return csn, fields[2] if len(fields) > 2 else ""
+
+
+class Since:
+    """The changes after a snapshot's ``contextCSN``: one value per server that wrote."""
+
+    def __init__(self, marker: Marker) -> None:
+        self.floor = min(marker)
+        self.by_server = dict(_csn_parts(csn)[::-1] for csn in marker)
+
+    def changed(self, entry: dict[str, Any]) -> bool:
+        """Whether the entry changed after the snapshot (its CSN is past its server's
+        contextCSN value then). An entry without ``entryCSN`` counts as unchanged."""
+        csn = first(entry["attributes"], CHANGE_MARK)
+        if csn is None:
+            return False
+        value, server = _csn_parts(str(csn))
+        return value >= self.floor and value > self.by_server.get(server, "")
+
+    def search_filter(self, search_filter: str) -> str:
+        """``search_filter`` narrowed to the entries changed at or after the earliest value
+        (slapd reads them from its ordered ``entryCSN`` index)."""
+        return f"(&{search_filter}({CHANGE_MARK}>={filter_value(self.floor)}))"
+
+
+@dataclass(frozen=True)
+class MarkerRead:
+    """A naming context's change marker (its contextCSN values; ``None``: it has none), as
+    read at one moment."""
+
+    value: Marker | None
+
+
+class ChangeMarkers:
+    """Reads the change marker of the naming context a base is under.
+
+    :param connections: the backend's connection factory.
+    """
+
+    def __init__(self, connections: ConnectionFactory) -> None:
+        self._connections = connections
+        self._naming_contexts: tuple[str, ...] | None = None
+        #: Naming contexts seen without a contextCSN (no slapo-syncprov: 389-DS, AD), not
+        #: asked again: their lists sort afresh each time.
+        self._unmarked: set[str] = set()
+
+    def read(self, base: str) -> Marker | None:
+        """The contextCSN values of ``base``'s naming context now (``None``: it has none)."""
+        suffix = self._suffix_of(base)
+        if suffix is None or suffix in self._unmarked:
+            return None
+
+        def read(connection: Connection) -> Marker | None:
+            entries, _ = operations.search(
+                connection, Search(suffix, "(objectClass=*)", BASE, ["contextCSN"])
+            )
+            values = entries[0]["attributes"].get("contextCSN") if entries else ()
+            return tuple(sorted(str(v) for v in values or ())) or None
+
+        marker = self._connections.run(read)
+        if marker is None:
+            self._unmarked.add(suffix)
+        return marker
+
+    def _suffix_of(self, base: str) -> str | None:
+        if self._naming_contexts is None:
+
+            def read(connection: Connection) -> tuple[str, ...]:
+                entries, _ = operations.search(
+                    connection, Search("", "(objectClass=*)", BASE, ["namingContexts"])
+                )
+                values = entries[0]["attributes"].get("namingContexts") if entries else ()
+                return tuple(str(v) for v in values or ())
+
+            self._naming_contexts = self._connections.run(read)
+        lowered = base.lower()
+        matches = [n for n in self._naming_contexts if lowered.endswith(n.lower())]
+        return max(matches, key=len) if matches else None
