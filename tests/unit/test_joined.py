@@ -242,6 +242,54 @@ def test_a_user_renamed_into_the_name_of_one_deleted_leaves_its_own_place() -> N
     assert entries[1]["attributes"]["entryUUID"] == [id_of("u2")]
 
 
+def test_a_log_that_cannot_place_a_user_far_from_the_page_is_none() -> None:
+    """Where the window read does not cover the place that cannot be told, only the answer
+    of the log and of the snapshot can say the page would be wrong."""
+    snapshot = Snapshot([f"u{n}" for n in range(10)])
+    snapshot.gone = {dn_of("u1")}
+    gone = frozenset({id_of("u1")})
+    other_key = ChangeLog({id_of("u1"): "cn=u1,ou=people,dc=example,dc=org"})
+    assert page(snapshot, [], 6, 3, gone, other_key) is None, "its name is not its key"
+    named = ChangeLog({id_of("u1"): dn_of("u1")})
+    assert uids(page(snapshot, [], 6, 3, gone, named)[1]) == ["u6", "u7", "u8"]
+    lost = joined_page(
+        Changes([], gone), SECOND, "uid", 10, lambda v: None, snapshot.read, 6, 3, named
+    )
+    assert lost is None, "the snapshot went away while the place was looked up"
+
+
+def test_renamed_into_a_name_from_one_that_is_not_its_key_is_none() -> None:
+    snapshot = Snapshot([f"u{n}" for n in range(10)])
+    log = ChangeLog({id_of("u5"): dn_of("u5"), id_of("x"): "cn=x,ou=people,dc=example,dc=org"})
+    renamed = entry("u5", made_as="x")
+    snapshot.entries[5] = renamed
+    assert page(snapshot, [renamed], 8, 2, frozenset({id_of("u5")}), log) is None
+
+
+def test_renamed_away_and_back_is_in_its_place_with_one_lookup() -> None:
+    snapshot = Snapshot([f"u{n}" for n in range(10)])
+    snapshot.gone = {dn_of("u1")}
+    log = ChangeLog({id_of("u1"): dn_of("u1"), id_of("u4"): dn_of("u4")})
+    back = entry("u4", title=["renamed to x and back"])
+    total, entries = page(snapshot, [back], 1, 4, frozenset({id_of("u1")}), log)
+    assert total == 9 and uids(entries) == ["u0", "u2", "u3", "u4"]
+    assert sorted(snapshot.lookups) == ["u1", "u4"]  # not its own name a second time
+
+
+def test_a_page_of_new_users_only_reads_no_window() -> None:
+    snapshot = Snapshot(["a", "z"])
+    reads: list[tuple[int, int]] = []
+
+    def read(start: int, count: int) -> list[dict[str, Any]]:
+        reads.append((start, count))
+        return snapshot.read(start, count)
+
+    new = [entry(uid, AFTER) for uid in ("m1", "m2", "m3")]
+    found = joined_page(Changes(new), SECOND, "uid", 2, snapshot.lookup, read, 2, 3)
+    assert found is not None and uids(found[1]) == ["m1", "m2", "m3"]
+    assert reads == []
+
+
 def test_a_place_found_empty_that_fills_again_before_the_window_is_none() -> None:
     snapshot = Snapshot(["u0", "u5", "u9"])
     snapshot.gone = {dn_of("u5")}
@@ -373,6 +421,7 @@ def test_entries_added_or_modified_are_the_changes(kind: int) -> None:
         ([state(1)] * 3, DONE, [], "more than the limit"),
         ([state(1)] * 2, DONE, [GONE], "more than the limit, with the one that left"),
         ([state(1)], {"result": 4}, [], "size limit exceeded"),
+        ([state(1)], {**DONE, "result": 4}, [], "size limit exceeded, with its Sync Done"),
         ([], {"result": 0}, [], "no Sync Done control: how the refresh came is unknown"),
         ([], PRESENT_DONE, [], "a present phase naming no entry: every entry left"),
         ([], {"result": 0, "controls": {SYNC_DONE_OID: {"value": b"\x30"}}}, [], "bad done"),

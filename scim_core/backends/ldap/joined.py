@@ -177,7 +177,7 @@ def joined_page(
             in_place.append(entry)  # the window gives it as it is now
             continue
         if str(created)[:14] <= second and not places.vacate(
-            places.named_before(str(first(entry["attributes"], ENTRY_UUID) or ""))
+            places.named_before(first(entry["attributes"], ENTRY_UUID))
         ):
             return None  # in the snapshot under another key, or moved in: no log says where
         head_key = first(head["attributes"], sort_attribute) if head is not None else None
@@ -220,12 +220,13 @@ class _Places:
         #: The snapshot's places whose entries are gone from them (deleted, renamed, moved).
         self.gone: set[int] = set()
 
-    def named_before(self, entry_uuid: str) -> str | None:
-        """The DN the change log names ``entry_uuid``'s entry by, as it was at the snapshot
-        (``None``: no log, or the log names no delete or rename of it since)."""
+    def named_before(self, entry_uuid: object) -> str | None:
+        """The DN the change log names the entry whose entryUUID is ``entry_uuid`` by, as it
+        was at the snapshot (``None``: no log, no id, or the log names no delete or rename of
+        it since)."""
         if self._names is None:
             self._names = self._earlier() or {}
-        return self._names.get(entry_uuid.lower())
+        return self._names.get(str(entry_uuid).lower())  # no id ("None") names nothing
 
     def renamed_into_held_names(self, in_place: Sequence[dict[str, Any]]) -> bool:
         """Take out the old places of the entries in place under a name the snapshot held for
@@ -237,7 +238,7 @@ class _Places:
         if self._names is None:
             return True
         for entry in in_place:
-            before = self._names.get(str(first(entry["attributes"], ENTRY_UUID) or "").lower())
+            before = self.named_before(first(entry["attributes"], ENTRY_UUID))
             if (
                 before is not None
                 and dn_key(before) != dn_key(str(entry["dn"]))

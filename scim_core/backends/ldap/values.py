@@ -42,7 +42,7 @@ Attributes = Mapping[str, Sequence[Any]]
 
 # RFC 4514 §2.4: a backslash before a special character, or before two hex digits (one octet
 # of the value's UTF-8).
-_DN_ESCAPE = re.compile(r"\\(?:([0-9A-Fa-f]{2})|(.))", re.DOTALL)
+_DN_ESCAPE = re.compile(rb"\\(?:([0-9A-Fa-f]{2})|(.))", re.DOTALL)
 
 
 class _Folded(dict[str, Any]):
@@ -125,26 +125,25 @@ def dn_key(dn: str) -> str:
 
 def first_rdn(dn: str) -> tuple[str, str] | None:
     """The attribute and value of ``dn``'s first RDN, the value's RFC 4514 escapes undone;
-    ``None`` for a multi-valued RDN, a value in ``#`` hex form, or text that is not a DN."""
+    ``None`` for a multi-valued RDN, escapes that are not UTF-8, or text that is not a DN
+    (ldap3 takes a value in ``#`` hex form for one)."""
     try:
         parts = parse_dn(dn)
     except LDAPInvalidDnError:
         return None
-    if not parts or parts[0][2] == "+" or parts[0][1].startswith("#"):
+    if not parts or parts[0][2] == "+":
         return None
     attribute, escaped, _ = parts[0]
-    value = bytearray()
-    done = 0
-    for escape in _DN_ESCAPE.finditer(escaped):
-        value += escaped[done : escape.start()].encode()
-        hex_pair, character = escape.groups()
-        value += bytes.fromhex(hex_pair) if hex_pair else character.encode()
-        done = escape.end()
-    value += escaped[done:].encode()
+    value = _DN_ESCAPE.sub(_unescaped, escaped.encode())
     try:
         return attribute, value.decode()
     except UnicodeDecodeError:
         return None
+
+
+def _unescaped(escape: re.Match[bytes]) -> bytes:
+    hex_pair, character = escape.groups()
+    return bytes.fromhex(hex_pair.decode()) if hex_pair else bytes(character)
 
 
 def generalized_to_iso(value: Any) -> str | None:
