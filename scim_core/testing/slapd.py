@@ -406,6 +406,7 @@ class SlapdInstance(Launcher):
     :param tls_names: the names the certificate is valid for (IP addresses or DNS names).
     :param allocator: the malloc library slapd runs with where it is installed (a name as
         ``ctypes.util.find_library`` takes it; ``None``: the C library's own).
+    :param session_log: slapo-syncprov keeps a session log (as a site's slapd may not).
     """
 
     dialect = "openldap"
@@ -434,6 +435,7 @@ class SlapdInstance(Launcher):
         tls_port: int | None = None,
         tls_names: Sequence[str] = _TLS_NAMES,
         allocator: str | None = ALLOCATOR,
+        session_log: bool = True,
     ) -> None:
         positive = {"sssvlv_max": sssvlv_max, "sssvlv_maxperconn": sssvlv_maxperconn}
         positive.update(maxsize=maxsize, sizelimit=1 if sizelimit is None else sizelimit + 1)
@@ -464,6 +466,7 @@ class SlapdInstance(Launcher):
         self._tls_port = (find_free_port() if tls_port is None else tls_port) if tls else None
         self._tls_names = tuple(tls_names)
         self._allocator = allocator
+        self._session_log = session_log
         self._proc: subprocess.Popen[bytes] | None = None
         self._log: Path = self._directory / "slapd.log"
         self._started_once = False
@@ -568,16 +571,6 @@ class SlapdInstance(Launcher):
     def policy_dn(self) -> str:
         """The default password policy entry (``ppolicy_default``)."""
         return f"cn=default,ou=policies,{self._base_dn}"
-
-    def service_settings(self) -> dict[str, str]:
-        """The ``SCIM_LDAP_*`` environment for the service as its own account, with
-        ``SCIM_LDAP_SESSION_LOG=on`` and ``SCIM_LDAP_CHANGE_LOG``: this slapd keeps a session
-        log and logs deletes and renames."""
-        return {
-            **super().service_settings(),
-            "SCIM_LDAP_SESSION_LOG": "on",
-            "SCIM_LDAP_CHANGE_LOG": CHANGE_LOG_BASE,
-        }
 
     def can_bind(self, dn: str, password: str) -> bool:
         """Whether a simple bind as ``dn`` with ``password`` succeeds (``ldapwhoami``)."""
@@ -815,7 +808,7 @@ class SlapdInstance(Launcher):
             "",
             "overlay syncprov",
             "syncprov-checkpoint 100 10",
-            "syncprov-sessionlog 10000",
+            *(["syncprov-sessionlog 10000"] if self._session_log else []),
             "",
             "# Deletes and renames, with the DN each entry had: where a sorted list's entry was.",
             "overlay accesslog",

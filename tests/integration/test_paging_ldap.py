@@ -8,12 +8,12 @@ import pytest
 from scim_http import settings_for
 
 from scim_core.backend import Query
-from scim_core.backends.ldap import LdapBackend
+from scim_core.backends.ldap import LdapBackend, paging
 from scim_core.config import ServiceConfig
 from scim_core.filter import parse_filter
 from scim_core.messages import ScimRequest
 from scim_core.service import ScimService
-from scim_core.testing.slapd import CHANGE_LOG_BASE, SlapdInstance, slapadd
+from scim_core.testing.slapd import SlapdInstance, slapadd
 
 USERS = 3000
 
@@ -47,8 +47,9 @@ def big(tmp_path_factory):
 
 
 def logged(big):
-    """The settings of a site whose slapd keeps a session log and logs deletes and renames."""
-    return settings_for(big, vlv_per_connection=3, session_log=True, change_log=CHANGE_LOG_BASE)
+    """The default settings: this slapd keeps a session log (found by asking it) and logs
+    deletes and renames (found by its ``auditContext``)."""
+    return settings_for(big, vlv_per_connection=3)
 
 
 @pytest.fixture
@@ -60,8 +61,8 @@ def backend(big):
 
 @pytest.fixture
 def plain(big):
-    """A backend that is not told of the session log (the default): it never asks it."""
-    backend = LdapBackend(settings_for(big, vlv_per_connection=3))
+    """A backend told not to ask the session log: it never does."""
+    backend = LdapBackend(settings_for(big, vlv_per_connection=3, session_log=False))
     yield backend
     backend.close()
 
@@ -315,9 +316,9 @@ def test_index_pages_of_workers_with_snapshots_of_other_ages_agree(
 def test_without_the_session_log_an_index_page_after_a_create_sorts_again(
     big, admin, contexts_sent, merges_kept
 ):
-    """A site whose slapd keeps no session log says so (the default): the directory is not
-    asked what changed, and the page after a write sorts afresh."""
-    plain = LdapBackend(settings_for(big, vlv_per_connection=3))
+    """Told not to ask (`SCIM_LDAP_SESSION_LOG=off`): the directory is not asked what
+    changed, and the page after a write sorts afresh."""
+    plain = LdapBackend(settings_for(big, vlv_per_connection=3, session_log=False))
     try:
         first = snapshot_then_next_second(plain, admin, big)
         add_user(admin, big, f"page01500{uuid.uuid4().hex[:6]}")
@@ -412,8 +413,9 @@ def test_index_pages_keep_the_snapshot_after_a_delete_or_rename_the_log_names(
 def test_without_the_change_log_index_pages_sort_again_after_a_delete_or_rename(
     big, admin, contexts_sent, merges_kept, change
 ):
-    """Told of the session log only: where the user was in the snapshot is not known."""
-    unlogged = LdapBackend(settings_for(big, vlv_per_connection=3, session_log=True))
+    """Told not to read the change log (`SCIM_LDAP_CHANGE_LOG=none`): where the user was in
+    the snapshot is not known."""
+    unlogged = LdapBackend(settings_for(big, vlv_per_connection=3, change_log="none"))
     try:
         pages_after(unlogged, admin, big, change, victim_offset=10)
     finally:
@@ -583,3 +585,77 @@ def test_users_without_a_creation_time_are_in_the_walks_last_part(backend, big, 
     names = [r["userName"] for page in pages for r in page]
     assert sorted(names) == sorted(current_names(admin, big))
     assert set(undated) <= set(names)
+
+
+# ------------------------------------------------------------ a slapd without a session log
+
+
+@pytest.fixture(scope="module")
+def unlogged_slapd(tmp_path_factory):
+    """1,200 users (enough for a kept snapshot) on a slapd whose syncprov keeps no log."""
+    instance = SlapdInstance(session_log=False)
+    instance.start()
+    ldif = tmp_path_factory.mktemp("unlogged") / "users.ldif"
+    ldif.write_text(
+        "".join(
+            f"dn: uid=plain{index:04d},{instance.users_base}\nobjectClass: inetOrgPerson\n"
+            f"uid: plain{index:04d}\ncn: P\nsn: P\n\n"
+            for index in range(1200)
+        ),
+        encoding="utf-8",
+    )
+    slapadd(instance, ldif)
+    yield instance
+    instance.close()
+
+
+@pytest.fixture
+def refreshes(monkeypatch):
+    """The filter of each content synchronization the plugin sends, in order."""
+    from scim_core.backends.ldap import operations
+
+    sent = []
+    refresh = operations.refresh
+
+    def recording(connection, request):
+        sent.append(request.search_filter)
+        return refresh(connection, request)
+
+    monkeypatch.setattr(operations, "refresh", recording)
+    return sent
+
+
+def test_without_a_session_log_only_the_probe_asks_and_the_page_sorts_again(
+    unlogged_slapd, refreshes, contexts_sent, merges_kept
+):
+    """By default the directory is asked first with a filter no entry matches: without a log
+    it says so at no cost, and the list's own filter (the directory would name every entry
+    in it) is never sent."""
+    from ldap3 import Connection, Server
+
+    directory = unlogged_slapd
+    admin = Connection(
+        Server(directory.url), directory.admin_dn, directory.admin_password, auto_bind=True
+    )
+    backend = LdapBackend(settings_for(directory, vlv_per_connection=3))
+    try:
+        dn = f"uid=plain0002,{directory.users_base}"
+        assert admin.modify(dn, {"title": [("MODIFY_REPLACE", ["t"])]}), admin.result
+        first = backend.find_users(Query(start_index=1, count=10))
+        time.sleep(1.05 - time.time() % 1)
+        add_user(admin, directory, f"plain0500{uuid.uuid4().hex[:6]}")
+        after = backend.find_users(Query(start_index=1, count=5))
+    finally:
+        backend.close()
+        admin.unbind()
+    assert refreshes == [paging._NO_ENTRY], refreshes
+    assert index_contexts(contexts_sent)[-1] is None, "the page after the write reused the sort"
+    assert after.total_results == first.total_results + 1
+
+
+def test_with_a_session_log_the_probe_comes_first(backend, big, admin, refreshes, merges_kept):
+    snapshot_then_next_second(backend, admin, big)
+    add_user(admin, big, f"page01600{uuid.uuid4().hex[:6]}")
+    backend.find_users(Query(start_index=1, count=5))
+    assert refreshes[0] == paging._NO_ENTRY and len(refreshes) == 2, refreshes
+    assert refreshes[1] != paging._NO_ENTRY

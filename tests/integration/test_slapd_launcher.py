@@ -213,7 +213,9 @@ def test_deletes_and_renames_are_logged_for_the_service_to_read(
     """slapo-accesslog records each delete and rename with the entry's id and the DN it had,
     in a database the service account reads and nobody else does (what it buys an index page
     after a delete is measured by ``python -m bench.scale``)."""
-    assert slapd.service_settings()["SCIM_LDAP_CHANGE_LOG"] == CHANGE_LOG_BASE
+    # Named where the service looks for it by default.
+    service.search(slapd.base_dn, "(objectClass=*)", BASE, attributes=["auditContext"])
+    assert service.entries[0].auditContext.value == CHANGE_LOG_BASE
     old, new, gone = unique("was"), unique("now"), unique("gone")
     for uid in (old, gone):
         assert admin.add(f"uid={uid},{slapd.users_base}", attributes=person(uid)), admin.result

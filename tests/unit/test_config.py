@@ -11,7 +11,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from scim_core.backends.ldap.mapped import SiteMapping
-from scim_core.backends.ldap.settings import LdapSettings
+from scim_core.backends.ldap.settings import DEFAULT, LdapSettings
 from scim_core.config import ConfigError, ServiceConfig
 from scim_flask.settings import AppSettings
 
@@ -173,6 +173,19 @@ def test_a_bad_setting_is_named_in_one_line(change, named):
 def test_the_fast_path_is_on_unless_turned_off():
     assert LdapSettings.from_environ(LDAP_ENV).fast_path is True
     assert LdapSettings.from_environ({**LDAP_ENV, "SCIM_LDAP_FAST_PATH": "off"}).fast_path is False
+
+
+def test_the_session_log_is_asked_and_the_change_log_found_unless_turned_off():
+    """By default the directory is asked whether it keeps a session log, and its change
+    log is the one its naming context names; `off` and `none` turn each off, a DN names it."""
+    default = LdapSettings.from_environ(LDAP_ENV)
+    assert default.session_log is True and default.change_log == DEFAULT
+    off = LdapSettings.from_environ(
+        {**LDAP_ENV, "SCIM_LDAP_SESSION_LOG": "off", "SCIM_LDAP_CHANGE_LOG": "None"}
+    )
+    assert off.session_log is False and off.change_log is None
+    named = LdapSettings.from_environ({**LDAP_ENV, "SCIM_LDAP_CHANGE_LOG": "cn=log"})
+    assert named.change_log == "cn=log"
 
 
 def test_tokens_are_required_and_never_plaintext():

@@ -27,6 +27,8 @@ Marker = tuple[str, ...]
 
 #: The attribute that says when an entry last changed.
 CHANGE_MARK = "entryCSN"
+#: Where slapo-accesslog puts the DN of its log on the naming context it logs.
+_AUDIT_CONTEXT = "auditContext"
 
 
 def delta_limit(total: int) -> int:
@@ -84,6 +86,7 @@ class ChangeMarkers:
         #: Naming contexts seen without a contextCSN (no slapo-syncprov: 389-DS, AD), not
         #: asked again: their lists sort afresh each time.
         self._unmarked: set[str] = set()
+        self._change_logs: dict[str, str | None] = {}
 
     def read(self, base: str) -> Marker | None:
         """The contextCSN values of ``base``'s naming context now (``None``: it has none)."""
@@ -102,6 +105,25 @@ class ChangeMarkers:
         if marker is None:
             self._unmarked.add(suffix)
         return marker
+
+    def change_log(self, base: str) -> str | None:
+        """Where slapo-accesslog logs the writes under ``base``'s naming context: the
+        ``auditContext`` the overlay puts on the naming context's entry (``None``: no such
+        log). Read once per naming context."""
+        suffix = self._suffix_of(base)
+        if suffix is None:
+            return None
+        if suffix not in self._change_logs:
+
+            def read(connection: Connection) -> str | None:
+                entries, _ = operations.search(
+                    connection, Search(suffix, "(objectClass=*)", BASE, [_AUDIT_CONTEXT])
+                )
+                found = first(entries[0]["attributes"], _AUDIT_CONTEXT) if entries else None
+                return None if found is None else str(found)
+
+            self._change_logs[suffix] = self._connections.run(read)
+        return self._change_logs[suffix]
 
     def _suffix_of(self, base: str) -> str | None:
         if self._naming_contexts is None:

@@ -67,6 +67,7 @@ from scim_core.backends.ldap.markers import (
     delta_limit,
 )
 from scim_core.backends.ldap.operations import Search
+from scim_core.backends.ldap.settings import DEFAULT
 from scim_core.backends.ldap.syncrefresh import cookie_for, sync_request
 
 __all__ = ["SortedPager", "SortedWindow"]
@@ -86,6 +87,8 @@ _SMALL_REMEMBERED = 64  # searches known to have small results, per thread
 #: least _MERGE_FLOOR seconds, before the list is sorted afresh instead.
 _MERGE_SHARE = 0.25
 _MERGE_FLOOR = 0.005
+#: A filter no entry matches, answered from the entryUUID index.
+_NO_ENTRY = "(entryUUID=00000000-0000-0000-0000-000000000000)"
 
 
 Key = tuple[str, str, str, str]
@@ -151,7 +154,8 @@ class SortedPager:
     :param role: the connection role its sorted searches run on (a pager of its own, such as
         the cursor walks', keeps its sessions on a connection of its own).
     :param change_log: the suffix of slapo-accesslog's database, where the deletes and renames
-        are logged (:mod:`.changelog`): index pages after them keep their snapshot too.
+        are logged (:mod:`.changelog`): index pages after them keep their snapshot too;
+        ``DEFAULT``: the log the naming context names (``auditContext``), if any.
     """
 
     def __init__(
@@ -337,22 +341,32 @@ class SortedPager:
             return None
         began = time.perf_counter()
         limit = delta_limit(cached.total)
+        cookie = [sync_request(cookie_for(cached.marker))]
+        # First with a filter no entry matches: answered from the session log it names the
+        # entries deleted since; without a log (or one that does not reach back) it costs
+        # nothing, where the list's own filter would have the directory name every entry.
+        probe = Search(base, _NO_ENTRY, scope, ["1.1"], cookie, size_limit=limit + 1)
         request = Search(
             base,
             search_filter,
             scope,
             list(dict.fromkeys([*attributes, sort_attribute, CREATED, ENTRY_UUID])),
-            [sync_request(cookie_for(cached.marker))],
+            cookie,
             self._binary,
             size_limit=limit + 1,
         )
+        changes = None
         try:
             (entries, result), answers = self._connections.run(
-                lambda connection: operations.refresh(connection, request)
+                lambda connection: operations.refresh(connection, probe)
             )
+            if changes_since(entries, result, answers, limit) is not None:
+                (entries, result), answers = self._connections.run(
+                    lambda connection: operations.refresh(connection, request)
+                )
+                changes = changes_since(entries, result, answers, limit)
         except LDAPOperationResult:
             return None  # no content synchronization here: sort afresh
-        changes = changes_since(entries, result, answers, limit)
         if changes is None:
             return None
         context = cached.context
@@ -372,9 +386,12 @@ class SortedPager:
             return found.entries if received == context else None
 
         def earlier() -> dict[str, str] | None:
-            if self._change_log is None:
+            log_base = (
+                self._markers.change_log(base) if self._change_log == DEFAULT else self._change_log
+            )
+            if log_base is None:
                 return None
-            return read_earlier_names(self._connections, self._change_log, cached.marker[0], limit)
+            return read_earlier_names(self._connections, log_base, cached.marker[0], limit)
 
         second = cached.marker[0][:14]  # the snapshot's contextCSN, to the second
         try:

@@ -139,20 +139,21 @@ LDAP_SETTINGS: tuple[Setting[Any], ...] = (
     Setting(
         "SCIM_LDAP_SESSION_LOG",
         parse_bool,
-        False,
-        "`on` where slapo-syncprov keeps a session log (`syncprov-sessionlog`, OpenLDAP): "
-        "an index page after writes asks it what changed and keeps its sorted snapshot "
-        "(users created or modified) instead of sorting every user again. Leave it off "
-        "without the log: each such page would also read every entry's id for nothing.",
+        True,
+        "Where slapo-syncprov keeps a session log (`syncprov-sessionlog`, OpenLDAP; asked "
+        "first, with a search that matches nothing): an index page after writes asks it what "
+        "changed and keeps its sorted snapshot instead of sorting every user again. `off`: "
+        "never ask (each index page after a write sorts afresh).",
     ),
     Setting(
         "SCIM_LDAP_CHANGE_LOG",
         str,
-        None,
-        "With SCIM_LDAP_SESSION_LOG on: the suffix of slapo-accesslog's database (e.g. "
-        "`cn=accesslog`) logging deletes and renames (`logops delete modrdn`, or `writes`), "
-        "readable by the bind DN. Index pages after users or groups are deleted or renamed "
-        "then keep their sorted snapshot too (entries named by their sort key: uid, cn).",
+        DEFAULT,
+        "The suffix of slapo-accesslog's database logging deletes and renames (`logops "
+        "delete modrdn`, or `writes`), readable by the bind DN: index pages after users or "
+        "groups are deleted or renamed then keep their sorted snapshot too (entries named by "
+        "their sort key: uid, cn). Default: the one the directory names (`auditContext`); "
+        "`none`: no log.",
     ),
     Setting(
         "SCIM_LDAP_EXTERNAL_ID_ATTRIBUTE",
@@ -296,8 +297,8 @@ class LdapSettings:
     connect_timeout: int = 3
     timeout: int = 10
     fast_path: bool = True
-    session_log: bool = False
-    change_log: str | None = None
+    session_log: bool = True
+    change_log: str | None = DEFAULT
     external_id_attribute: str | None = DEFAULT
     external_id_object_class: str | None = DEFAULT
     no_primary_email_attribute: str | None = DEFAULT
@@ -329,6 +330,8 @@ class LdapSettings:
         }
         for kind in ("users", "groups"):
             self._settle_bases(kind)
+        if self.change_log is not None and self.change_log.lower() == "none":
+            object.__setattr__(self, "change_log", None)
         for name, default in defaults.items():
             value = getattr(self, name)
             if value == DEFAULT:
