@@ -851,7 +851,7 @@ class SlapdInstance(Launcher):
             f"directory {q(self._directory / 'changelog')}",
             f"maxsize {self._maxsize}",
             *([] if self._durable else ["dbnosync"]),
-            "index reqStart,reqEntryUUID eq",
+            "index entryCSN,objectClass eq",
             f"limits {service} size=unlimited time=unlimited",
             "access to *",
             f"  by {service} read",
