@@ -6,6 +6,8 @@ import uuid
 import pytest
 from ldap3 import BASE
 
+from scim_core.backends.ldap.escape import dn_value
+
 ENTERPRISE = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"
 PATCH_OP = "urn:ietf:params:scim:api:messages:2.0:PatchOp"
 CANARY = "Canary-Pw-" + uuid.uuid4().hex[:8]
@@ -107,6 +109,27 @@ def test_manager_is_stored_as_a_dn(http, slapd, admin):
     assert worker[ENTERPRISE]["manager"]["value"] == boss["id"]
     admin.search(dn_of(slapd, worker), "(objectClass=*)", BASE, attributes=["manager"])
     assert admin.response[0]["attributes"]["manager"] == [dn_of(slapd, boss)]
+
+
+def test_a_manager_whose_uid_a_dn_escapes_is_found_again(http, slapd, admin):
+    """A user loaded into the directory by other means, whose uid holds characters its DN
+    escapes (RFC 4514): as a manager it is looked up by the uid, not by the escaped text."""
+    uid = f"doe, jane+{uuid.uuid4().hex[:6]}"
+    boss_dn = f"uid={dn_value(uid)},{slapd.users_base}"
+    assert admin.add(boss_dn, ["inetOrgPerson"], {"uid": uid, "cn": "Jane Doe", "sn": "Doe"}), (
+        admin.result
+    )
+    admin.search(boss_dn, "(objectClass=*)", BASE, attributes=["entryUUID"])
+    boss_id = str(admin.response[0]["attributes"]["entryUUID"])
+    worker = new_user(http, **{ENTERPRISE: {"manager": {"value": boss_id}}})
+    admin.search(dn_of(slapd, worker), "(objectClass=*)", BASE, attributes=["manager"])
+    assert "\\" in admin.response[0]["attributes"]["manager"][0]  # escaped in the DN
+    fetched = http("GET", "/Users/" + worker["id"]).get_json(force=True)
+    assert fetched[ENTERPRISE]["manager"]["value"] == boss_id
+    by_name = {"filter": f'userName eq "{worker["userName"]}"'}
+    listed = http("GET", "/Users", query_string=by_name).get_json(force=True)
+    assert listed.get("Resources"), listed
+    assert listed["Resources"][0][ENTERPRISE]["manager"]["value"] == boss_id
 
 
 def test_external_id_round_trips(http):

@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ldap3 import BASE, LEVEL, SUBTREE, Connection
-from ldap3.core.exceptions import LDAPInvalidDnError, LDAPOperationResult
-from ldap3.utils.dn import parse_dn
+from ldap3.core.exceptions import LDAPOperationResult
 
 from scim_core.backends.ldap import operations
 from scim_core.backends.ldap.capabilities import Capabilities
@@ -27,7 +26,7 @@ from scim_core.backends.ldap.profiles import PROFILES, DirectoryProfile
 from scim_core.backends.ldap.results import NO_SUCH_OBJECT, OTHER, scim_error
 from scim_core.backends.ldap.settings import LdapSettings
 from scim_core.backends.ldap.sitemap import default_mapping
-from scim_core.backends.ldap.values import dn_key, first
+from scim_core.backends.ldap.values import dn_key, first, first_rdn
 from scim_core.backends.ldap.wire import Keep, Search
 from scim_core.errors import InvalidValue, ScimError
 from scim_core.normalize import Normalizer, normalize_username
@@ -338,12 +337,10 @@ class Directory:
             return "".join(f"({dn_attribute}={filter_value(dn)})" for dn in dns)
         names = set()
         for dn in dns:
-            try:
-                rdn = parse_dn(dn)[0]
-            except LDAPInvalidDnError:
-                log.debug("a value naming a user is not a DN; left unresolved")
-                continue
-            if rdn[0].lower() == self.profile.user_naming.lower():
+            rdn = first_rdn(dn)  # the value, not its escaped text in the DN
+            if rdn is None:
+                log.debug("a value naming a user is not a DN of one value; left unresolved")
+            elif rdn[0].lower() == self.profile.user_naming.lower():
                 names.add(rdn[1])
         naming = self.profile.user_naming
         return "".join(f"({naming}={filter_value(n)})" for n in sorted(names))
