@@ -8,7 +8,7 @@ import pytest
 from scim_http import settings_for
 
 from scim_core.backend import Query
-from scim_core.backends.ldap import LdapBackend, paging
+from scim_core.backends.ldap import LdapBackend, index_refresh
 from scim_core.config import ServiceConfig
 from scim_core.filter import parse_filter
 from scim_core.messages import ScimRequest
@@ -648,7 +648,7 @@ def test_without_a_session_log_only_the_probe_asks_and_the_page_sorts_again(
     finally:
         backend.close()
         admin.unbind()
-    assert refreshes == [paging._NO_ENTRY], refreshes
+    assert refreshes == [index_refresh.NO_ENTRY], refreshes
     assert index_contexts(contexts_sent)[-1] is None, "the page after the write reused the sort"
     assert after.total_results == first.total_results + 1
 
@@ -657,5 +657,5 @@ def test_with_a_session_log_the_probe_comes_first(backend, big, admin, refreshes
     snapshot_then_next_second(backend, admin, big)
     add_user(admin, big, f"page01600{uuid.uuid4().hex[:6]}")
     backend.find_users(Query(start_index=1, count=5))
-    assert refreshes[0] == paging._NO_ENTRY and len(refreshes) == 2, refreshes
-    assert refreshes[1] != paging._NO_ENTRY
+    assert refreshes[0] == index_refresh.NO_ENTRY and len(refreshes) == 2, refreshes
+    assert refreshes[1] != index_refresh.NO_ENTRY

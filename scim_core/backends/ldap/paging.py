@@ -49,7 +49,6 @@ from ldap3 import LEVEL, Connection
 from ldap3.core.exceptions import LDAPOperationResult
 
 from scim_core.backends.ldap import operations
-from scim_core.backends.ldap.changelog import read_earlier_names
 from scim_core.backends.ldap.connection import ConnectionFactory
 from scim_core.backends.ldap.controls import (
     parse_vlv_response,
@@ -57,7 +56,7 @@ from scim_core.backends.ldap.controls import (
     vlv_control,
     vlv_value_control,
 )
-from scim_core.backends.ldap.joined import CREATED, ENTRY_UUID, changes_since, joined_page
+from scim_core.backends.ldap.index_refresh import index_page_since
 from scim_core.backends.ldap.markers import (
     CHANGE_MARK,
     ChangeMarkers,
@@ -68,7 +67,6 @@ from scim_core.backends.ldap.markers import (
 )
 from scim_core.backends.ldap.operations import Search
 from scim_core.backends.ldap.settings import DEFAULT
-from scim_core.backends.ldap.syncrefresh import cookie_for, sync_request
 
 __all__ = ["SortedPager", "SortedWindow"]
 
@@ -87,8 +85,6 @@ _SMALL_REMEMBERED = 64  # searches known to have small results, per thread
 #: least _MERGE_FLOOR seconds, before the list is sorted afresh instead.
 _MERGE_SHARE = 0.25
 _MERGE_FLOOR = 0.005
-#: A filter no entry matches, answered from the entryUUID index.
-_NO_ENTRY = "(entryUUID=00000000-0000-0000-0000-000000000000)"
 
 
 Key = tuple[str, str, str, str]
@@ -325,8 +321,8 @@ class SortedPager:
         count: int,
         attributes: Sequence[str],
     ) -> SortedWindow | None:
-        """The window from the snapshot taken before the writes since, with the entries
-        created since in their places (:mod:`.joined`); ``None`` when that cannot be exact or
+        """The window from the snapshot taken before the writes since, with what changed
+        since accounted for (:mod:`.index_refresh`); ``None`` when that cannot be exact or
         there is no such snapshot on this connection. The snapshot is kept for the next window
         unless this cost more than a share of its sort."""
         base, scope, search_filter, sort_attribute = search
@@ -340,66 +336,30 @@ class SortedPager:
         ):
             return None
         began = time.perf_counter()
-        limit = delta_limit(cached.total)
-        cookie = [sync_request(cookie_for(cached.marker))]
-        # First with a filter no entry matches: answered from the session log it names the
-        # entries deleted since; without a log (or one that does not reach back) it costs
-        # nothing, where the list's own filter would have the directory name every entry.
-        probe = Search(base, _NO_ENTRY, scope, ["1.1"], cookie, size_limit=limit + 1)
-        request = Search(
-            base,
-            search_filter,
-            scope,
-            list(dict.fromkeys([*attributes, sort_attribute, CREATED, ENTRY_UUID])),
-            cookie,
-            self._binary,
-            size_limit=limit + 1,
-        )
-        changes = None
-        try:
-            (entries, result), answers = self._connections.run(
-                lambda connection: operations.refresh(connection, probe)
-            )
-            if changes_since(entries, result, answers, limit) is not None:
-                (entries, result), answers = self._connections.run(
-                    lambda connection: operations.refresh(connection, request)
-                )
-                changes = changes_since(entries, result, answers, limit)
-        except LDAPOperationResult:
-            return None  # no content synchronization here: sort afresh
-        if changes is None:
-            return None
         context = cached.context
 
-        def lookup(value: str) -> tuple[int, dict[str, Any] | None] | None:
+        def window(
+            place: int, places: int, wanted: Sequence[str], value: str | None
+        ) -> tuple[int, list[dict[str, Any]]] | None:
             found, received = self._search(
-                base, scope, search_filter, sort_attribute, 1, 1, [sort_attribute], context, value
+                base, scope, search_filter, sort_attribute, place, places, wanted, context, value
             )
-            if received != context:
-                return None
-            return found.position, found.entries[0] if found.entries else None
+            return (found.position, found.entries) if received == context else None
 
-        def read(place: int, places: int) -> list[dict[str, Any]] | None:
-            found, received = self._search(
-                base, scope, search_filter, sort_attribute, place, places, attributes, context
-            )
-            return found.entries if received == context else None
+        def change_log() -> str | None:
+            if self._change_log == DEFAULT:
+                return self._markers.change_log(base)
+            return self._change_log
 
-        def earlier() -> dict[str, str] | None:
-            log_base = (
-                self._markers.change_log(base) if self._change_log == DEFAULT else self._change_log
-            )
-            if log_base is None:
-                return None
-            return read_earlier_names(self._connections, log_base, cached.marker[0], limit)
-
-        second = cached.marker[0][:14]  # the snapshot's contextCSN, to the second
-        try:
-            page = joined_page(
-                changes, second, sort_attribute, cached.total, lookup, read, start, count, earlier
-            )
-        except LDAPOperationResult:
-            page = None  # refused (busy past the pauses): the loop renews or reports it
+        page = index_page_since(
+            self._connections,
+            window,
+            search,
+            (cached.marker, cached.total),
+            change_log,
+            self._binary,
+            (start, count, attributes),
+        )
         if page is None or time.perf_counter() - began > max(
             _MERGE_FLOOR, cached.sort_seconds * _MERGE_SHARE
         ):
