@@ -18,7 +18,7 @@ from scim_core.backends.ldap import operations
 from scim_core.backends.ldap.connection import ConnectionFactory
 from scim_core.backends.ldap.escape import filter_value
 from scim_core.backends.ldap.operations import Search
-from scim_core.backends.ldap.values import first
+from scim_core.backends.ldap.values import all_values, first
 
 __all__ = ["CHANGE_MARK", "ChangeMarkers", "Marker", "MarkerRead", "Since", "delta_limit"]
 
@@ -93,15 +93,7 @@ class ChangeMarkers:
         suffix = self._suffix_of(base)
         if suffix is None or suffix in self._unmarked:
             return None
-
-        def read(connection: Connection) -> Marker | None:
-            entries, _ = operations.search(
-                connection, Search(suffix, "(objectClass=*)", BASE, ["contextCSN"])
-            )
-            values = entries[0]["attributes"].get("contextCSN") if entries else ()
-            return tuple(sorted(str(v) for v in values or ())) or None
-
-        marker = self._connections.run(read)
+        marker = tuple(sorted(self._values(suffix, "contextCSN"))) or None
         if marker is None:
             self._unmarked.add(suffix)
         return marker
@@ -114,28 +106,25 @@ class ChangeMarkers:
         if suffix is None:
             return None
         if suffix not in self._change_logs:
-
-            def read(connection: Connection) -> str | None:
-                entries, _ = operations.search(
-                    connection, Search(suffix, "(objectClass=*)", BASE, [_AUDIT_CONTEXT])
-                )
-                found = first(entries[0]["attributes"], _AUDIT_CONTEXT) if entries else None
-                return None if found is None else str(found)
-
-            self._change_logs[suffix] = self._connections.run(read)
+            logs = self._values(suffix, _AUDIT_CONTEXT)
+            self._change_logs[suffix] = logs[0] if logs else None
         return self._change_logs[suffix]
 
     def _suffix_of(self, base: str) -> str | None:
         if self._naming_contexts is None:
-
-            def read(connection: Connection) -> tuple[str, ...]:
-                entries, _ = operations.search(
-                    connection, Search("", "(objectClass=*)", BASE, ["namingContexts"])
-                )
-                values = entries[0]["attributes"].get("namingContexts") if entries else ()
-                return tuple(str(v) for v in values or ())
-
-            self._naming_contexts = self._connections.run(read)
+            self._naming_contexts = self._values("", "namingContexts")
         lowered = base.lower()
         matches = [n for n in self._naming_contexts if lowered.endswith(n.lower())]
         return max(matches, key=len) if matches else None
+
+    def _values(self, dn: str, attribute: str) -> tuple[str, ...]:
+        """The values of ``attribute`` on the entry at ``dn`` (``""``: the root DSE), as text."""
+
+        def read(connection: Connection) -> tuple[str, ...]:
+            entries, _ = operations.search(
+                connection, Search(dn, "(objectClass=*)", BASE, [attribute])
+            )
+            found = all_values(entries[0]["attributes"], attribute) if entries else []
+            return tuple(str(value) for value in found)
+
+        return self._connections.run(read)

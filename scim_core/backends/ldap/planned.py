@@ -11,7 +11,6 @@ comment instead.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -28,6 +27,7 @@ from scim_core.backends.ldap.results import (
     OBJECT_CLASS_VIOLATION,
     VALUE_EXISTS,
 )
+from scim_core.backends.ldap.values import rdn_value
 
 __all__ = [
     "Changes",
@@ -64,17 +64,9 @@ def refusal(code: int, dn: str, kind: str) -> LDAPOperationResult:
     )
 
 
-# An RFC 4514 escape: a backslash and two hex digits (one octet of the UTF-8 value) or a character.
-_ESCAPE = re.compile(rb"\\([0-9A-Fa-f]{2}|.)", re.DOTALL)
-
-
 def _rdn_value(text: str) -> str:
     """An RDN's value as the entry holds it: ``uid=jane\\+doe`` holds ``jane+doe``."""
-    _, _, value = text.partition("=")
-    octets = _ESCAPE.sub(
-        lambda m: bytes.fromhex(m[1].decode()) if len(m[1]) == 2 else m[1], value.encode()
-    )
-    return octets.decode()
+    return rdn_value(text.partition("=")[2])
 
 
 def _same(left: object, right: object) -> bool:

@@ -33,6 +33,7 @@ __all__ = [
     "is_true",
     "ldap_values",
     "lower_keyed",
+    "rdn_value",
     "reference_id",
     "scim_value",
     "value_at",
@@ -126,7 +127,7 @@ def dn_key(dn: str) -> str:
 def first_rdn(dn: str) -> tuple[str, str] | None:
     """The attribute and value of ``dn``'s first RDN, the value's RFC 4514 escapes undone;
     ``None`` for a multi-valued RDN, escapes that are not UTF-8, or text that is not a DN
-    (ldap3 takes a value in ``#`` hex form for one)."""
+    (ldap3 refuses a value in ``#`` hex form as one)."""
     try:
         parts = parse_dn(dn)
     except LDAPInvalidDnError:
@@ -134,11 +135,19 @@ def first_rdn(dn: str) -> tuple[str, str] | None:
     if not parts or parts[0][2] == "+":
         return None
     attribute, escaped, _ = parts[0]
-    value = _DN_ESCAPE.sub(_unescaped, escaped.encode())
     try:
-        return attribute, value.decode()
+        return attribute, rdn_value(escaped)
     except UnicodeDecodeError:
         return None
+
+
+def rdn_value(escaped: str) -> str:
+    """An RDN's value as the entry holds it, its RFC 4514 escapes undone: ``jane\\+doe``
+    holds ``jane+doe``, ``caf\\c3\\a9`` holds ``café``.
+
+    :raises UnicodeDecodeError: for escaped octets that are not UTF-8.
+    """
+    return _DN_ESCAPE.sub(_unescaped, escaped.encode()).decode()
 
 
 def _unescaped(escape: re.Match[bytes]) -> bytes:
