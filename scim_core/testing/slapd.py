@@ -119,6 +119,9 @@ _MODULES = (
     "syncprov",
     "accesslog",
 )
+#: What the service account may read of the change log: each record's entry, the attributes
+#: its search filters on and the ones it reads.
+_CHANGE_LOG_READ = "entry,objectClass,entryCSN,reqResult,reqEntryUUID,reqDN"
 _INDEXES = (
     ("objectClass", "eq"),
     ("uid", "eq"),
@@ -841,9 +844,12 @@ class SlapdInstance(Launcher):
         return "\n".join(lines)
 
     def _change_log_database(self, service: str) -> list[str]:
-        """The database slapo-accesslog writes its log of deletes and renames into, readable
-        by the service account only."""
+        """The database slapo-accesslog writes its log of deletes and renames into. The
+        service account reads what it asks by and for, nothing more: a log of every write
+        (a delta-syncrepl provider's) holds each modify's values, passwords among them. The
+        rootdn of the directory reads all of it."""
         q = _quote
+        admin = f'dn.exact="{self.admin_dn}"'
         return [
             "",
             "database mdb",
@@ -853,8 +859,12 @@ class SlapdInstance(Launcher):
             *([] if self._durable else ["dbnosync"]),
             "index entryCSN,objectClass eq",
             f"limits {service} size=unlimited time=unlimited",
-            "access to *",
+            f"access to attrs={_CHANGE_LOG_READ}",
+            f"  by {admin} read",
             f"  by {service} read",
+            "  by * none",
+            "access to *",
+            f"  by {admin} read",
             "  by * none",
         ]
 
