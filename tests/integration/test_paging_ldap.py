@@ -9,6 +9,7 @@ from scim_http import settings_for
 
 from scim_core.backend import Query
 from scim_core.backends.ldap import LdapBackend, index_refresh
+from scim_core.backends.ldap.vlv import SortedSearch
 from scim_core.config import ServiceConfig
 from scim_core.filter import parse_filter
 from scim_core.messages import ScimRequest
@@ -126,13 +127,13 @@ def test_a_new_backends_second_page_reuses_the_first_pages_sort(backend, monkeyp
     """The first sorted search of a list already keeps its snapshot: a new worker (or a walk)
     sorts the directory once, not once more on its second page."""
     sent_contexts = []
-    search = type(backend.pager)._search
+    window = SortedSearch.window
 
-    def recording(self, *args):
-        sent_contexts.append(args[7])  # the context id echoed, None for a fresh sort
-        return search(self, *args)
+    def recording(self, query, start, count, attributes, context, value=None):
+        sent_contexts.append(context)  # the context id echoed, None for a fresh sort
+        return window(self, query, start, count, attributes, context, value)
 
-    monkeypatch.setattr(type(backend.pager), "_search", recording)
+    monkeypatch.setattr(SortedSearch, "window", recording)
     first = backend.find_users(Query(start_index=1, count=50))
     second = backend.find_users(Query(start_index=51, count=50))
     assert len(set(names(first) + names(second))) == 100
@@ -177,13 +178,13 @@ def contexts_sent(backend, monkeypatch):
     """The context id each sorted search echoed (``None``: a fresh sort), in order, per list
     (sort key and filter)."""
     sent = {}
-    search = type(backend.pager)._search
+    window = SortedSearch.window
 
-    def recording(self, *args):
-        sent.setdefault((args[3], args[2]), []).append(args[7])
-        return search(self, *args)
+    def recording(self, query, start, count, attributes, context, value=None):
+        sent.setdefault((query.sort_attribute, query.search_filter), []).append(context)
+        return window(self, query, start, count, attributes, context, value)
 
-    monkeypatch.setattr(type(backend.pager), "_search", recording)
+    monkeypatch.setattr(SortedSearch, "window", recording)
     return sent
 
 

@@ -49,7 +49,7 @@ from ldap3.core.exceptions import LDAPOperationResult
 from scim_core.backend import Page, Query
 from scim_core.backends.ldap.filter import list_filter, to_ldap
 from scim_core.backends.ldap.markers import MarkerRead
-from scim_core.backends.ldap.paging import SortedPager, SortedWindow
+from scim_core.backends.ldap.paging import SortedPager
 from scim_core.backends.ldap.parts import (
     CREATED,
     PART_SIZE,
@@ -61,6 +61,7 @@ from scim_core.backends.ldap.parts import (
 )
 from scim_core.backends.ldap.results import scim_error
 from scim_core.backends.ldap.values import case_ignored, first
+from scim_core.backends.ldap.vlv import SortedWindow
 
 if TYPE_CHECKING:
     from scim_core.backends.ldap.directory import Directory, Place

@@ -11,9 +11,9 @@ from scim_core.backend import Query
 from scim_core.backends.ldap.directory import Directory, Place
 from scim_core.backends.ldap.escape import filter_value
 from scim_core.backends.ldap.filter import FilterMapping, list_filter, to_ldap
-from scim_core.backends.ldap.paging import SortedWindow
 from scim_core.backends.ldap.results import scim_error
 from scim_core.backends.ldap.values import case_ignored, first
+from scim_core.backends.ldap.vlv import SortedWindow
 from scim_core.filter import Compare, Filter
 
 __all__ = ["Listing"]

@@ -12,15 +12,11 @@ echoed only for the same base, filter and sort key, and the naming context's ``c
 snapshot was taken.
 
 When it did, a caller that can merge asks for the changes (``changes=True``): the window is
-read from the old snapshot all the same, the entries in it changed since (``entryCSN`` newer
-than the snapshot's ``contextCSN``) are left out of it, and one more search,
-``(&(filter)(entryCSN>=...))``, reads every matching entry changed since, as it is now. That
-search is answered from the ``entryCSN`` equality index (an ordered index in OpenLDAP: its
-keys are the change times), so its cost grows with the changes, not the directory. The window
-is read before the changes, so an entry changed in between is in both (the caller keeps the
-newer); never in neither. Past :func:`~.markers.delta_limit` changes the list is sorted
-afresh. Callers that cannot merge get a fresh sort after any change. Where there is no
-``contextCSN`` (:mod:`.markers`) every request sorts afresh: slower, never wrong.
+read from the old snapshot all the same, and what changed since is merged in
+(:mod:`.window_changes`). The window is read before the changes, so an entry changed in between
+is in both (the caller keeps the newer); never in neither. Callers that cannot merge get a
+fresh sort after any change. Where there is no ``contextCSN`` (:mod:`.markers`) every request
+sorts afresh: slower, never wrong.
 
 An index page cannot merge by key: it is a window at an offset, and an entry deleted or
 renamed since the snapshot moves every later offset without a trace. Where slapo-syncprov
@@ -48,36 +44,18 @@ from typing import Any
 from ldap3 import LEVEL, Connection
 from ldap3.core.exceptions import LDAPOperationResult
 
-from scim_core.backends.ldap import operations
 from scim_core.backends.ldap.connection import ConnectionFactory
-from scim_core.backends.ldap.controls import (
-    parse_vlv_response,
-    sort_control,
-    vlv_control,
-    vlv_value_control,
-)
 from scim_core.backends.ldap.index_refresh import index_page_since
-from scim_core.backends.ldap.markers import (
-    CHANGE_MARK,
-    ChangeMarkers,
-    Marker,
-    MarkerRead,
-    Since,
-    delta_limit,
-)
-from scim_core.backends.ldap.operations import Search
+from scim_core.backends.ldap.markers import CHANGE_MARK, ChangeMarkers, Marker, MarkerRead, Since
 from scim_core.backends.ldap.settings import DEFAULT
+from scim_core.backends.ldap.vlv import BUSY, SortedQuery, SortedSearch, SortedWindow
+from scim_core.backends.ldap.window_changes import with_changes
 
-__all__ = ["SortedPager", "SortedWindow"]
+__all__ = ["SortedPager"]
 
 log = logging.getLogger("scim.ldap")
 
 _ROLE = "sorted"
-_BUSY = 51
-#: Pauses (seconds) before a window of a kept snapshot refused as busy is asked again.
-_CONTINUATION_PAUSES = (0.001, 0.005, 0.02)
-_VLV_ERROR = 76
-_MAX_INT = 2**31 - 1  # VLV offsets are LDAP INTEGERs (0 .. maxInt, RFC 4511 §4.1.1)
 _REUSE_FROM = 1000  # smaller sets sort in well under a millisecond: not worth a session
 _REMEMBERED = 8  # sorted snapshots remembered per thread (one per base/filter/sort key)
 _SMALL_REMEMBERED = 64  # searches known to have small results, per thread
@@ -88,30 +66,6 @@ _MERGE_FLOOR = 0.005
 
 
 Key = tuple[str, str, str, str]
-
-
-@dataclass(frozen=True)
-class SortedWindow:
-    """Entries ``start`` .. ``start + count - 1`` of the sorted result, and its size.
-
-    From a snapshot reused after changes (``window(..., changes=True)``), ``entries`` are the
-    window's entries unchanged since the snapshot, ``changed`` every entry that matches the
-    search and changed since (created, modified, renamed; as it is now, in no order), and
-    ``total`` the snapshot's size. Otherwise ``changed`` is empty.
-
-    :ivar reaches_end: the window reaches the end of the sorted list.
-    :ivar last_seen: the window's last entry as the snapshot gave it, changed or not (``None``
-        when it gave none).
-    :ivar position: the list position (1-based) the window starts at; ``total + 1`` when a
-        target by value is past every entry.
-    """
-
-    total: int
-    entries: list[dict[str, Any]]
-    changed: list[dict[str, Any]] = field(default_factory=list)
-    reaches_end: bool = True
-    last_seen: dict[str, Any] | None = None
-    position: int = 1
 
 
 @dataclass(frozen=True)
@@ -166,8 +120,8 @@ class SortedPager:
         self._role = role
         self._change_log = change_log
         self._connections = connections
-        self._ordering_rule = ordering_rule
         self._binary = binary
+        self._sorted = SortedSearch(connections, role, ordering_rule, binary)
         self._limit = max(1, sessions_per_connection)
         self._local = threading.local()
         self._markers = ChangeMarkers(connections)
@@ -217,6 +171,7 @@ class SortedPager:
 
         :raises ldap3.core.exceptions.LDAPOperationResult: a refusal the caller translates.
         """
+        query = SortedQuery(base, scope, search_filter, sort_attribute)
         key: Key = (base.lower(), scope, search_filter, sort_attribute)
         state = self._state()
         # The change marker is read before the search unless the result is known to be small:
@@ -227,15 +182,7 @@ class SortedPager:
         else:
             marker = None if key in state.small else self._marker(base)
         if joins and marker is not None and value is None:
-            joined = self._joined_window(
-                state,
-                key,
-                marker,
-                (base, scope, search_filter, sort_attribute),
-                start,
-                count,
-                attributes,
-            )
+            joined = self._joined_window(state, key, marker, query, start, count, attributes)
             if joined is not None:
                 return joined
         fresh = False  # set when the changes since the snapshot are too many to merge
@@ -268,19 +215,11 @@ class SortedPager:
             else:
                 began = time.perf_counter()
                 try:
-                    window, received = self._search(
-                        base,
-                        scope,
-                        search_filter,
-                        sort_attribute,
-                        start,
-                        count,
-                        wanted,
-                        context,
-                        value,
+                    window, received = self._sorted.window(
+                        query, start, count, wanted, context, value
                     )
                 except LDAPOperationResult as error:
-                    if error.result != _BUSY or busy:
+                    if error.result != BUSY or busy:
                         raise
                     busy = True
                     log.warning("sorted search refused as busy; renewing its connection")
@@ -294,8 +233,8 @@ class SortedPager:
                 self._remember(state, key, taken, window.total, context, received, sort_seconds)
             if since is not None and cached is not None:
                 began = time.perf_counter()
-                merged = self._merge_changes(
-                    base, scope, search_filter, wanted, since, window, value is not None
+                merged = with_changes(
+                    self._connections, query, wanted, since, window, value is not None, self._binary
                 )
                 if merged is None:
                     fresh = True
@@ -316,7 +255,7 @@ class SortedPager:
         state: _Sessions,
         key: Key,
         marker: Marker,
-        search: tuple[str, str, str, str],
+        query: SortedQuery,
         start: int,
         count: int,
         attributes: Sequence[str],
@@ -325,7 +264,6 @@ class SortedPager:
         since accounted for (:mod:`.index_refresh`); ``None`` when that cannot be exact or
         there is no such snapshot on this connection. The snapshot is kept for the next window
         unless this cost more than a share of its sort."""
-        base, scope, search_filter, sort_attribute = search
         cached = state.contexts.get(key)
         if (
             cached is None
@@ -341,20 +279,18 @@ class SortedPager:
         def window(
             place: int, places: int, wanted: Sequence[str], value: str | None
         ) -> tuple[int, list[dict[str, Any]]] | None:
-            found, received = self._search(
-                base, scope, search_filter, sort_attribute, place, places, wanted, context, value
-            )
+            found, received = self._sorted.window(query, place, places, wanted, context, value)
             return (found.position, found.entries) if received == context else None
 
         def change_log() -> str | None:
             if self._change_log == DEFAULT:
-                return self._markers.change_log(base)
+                return self._markers.change_log(query.base)
             return self._change_log
 
         page = index_page_since(
             self._connections,
             window,
-            search,
+            query,
             (cached.marker, cached.total),
             change_log,
             self._binary,
@@ -368,51 +304,6 @@ class SortedPager:
             return None
         total, entries = page
         return SortedWindow(total, entries, position=start)
-
-    def _merge_changes(
-        self,
-        base: str,
-        scope: str,
-        search_filter: str,
-        attributes: list[str],
-        since: Since,
-        window: SortedWindow,
-        by_value: bool,
-    ) -> SortedWindow | None:
-        """The window with the entries changed since its snapshot taken out of it and read
-        again, as they are now; ``None`` when they are too many to merge."""
-        # A window that is not the list's end must show where it ends, past the entry it was
-        # targeted at by value, or a walk would not move on (a window of entries all
-        # deleted or renamed since): then the list is sorted again.
-        if not window.reaches_end and len(window.entries) < (2 if by_value else 1):
-            return None
-        limit = delta_limit(window.total)
-
-        def read(connection: Connection) -> list[dict[str, Any]]:
-            entries, _ = operations.search(
-                connection,
-                Search(
-                    base,
-                    since.search_filter(search_filter),
-                    scope,
-                    attributes,
-                    binary=self._binary,
-                    size_limit=limit + 1,
-                ),
-            )
-            return entries
-
-        changed = [e for e in self._connections.run(read) if since.changed(e)]
-        if len(changed) > limit:
-            return None
-        return SortedWindow(
-            window.total,
-            [e for e in window.entries if not since.changed(e)],
-            changed,
-            window.reaches_end,
-            window.last_seen,
-            window.position,
-        )
 
     def _remember(
         self,
@@ -438,64 +329,3 @@ class SortedPager:
             state.contexts.move_to_end(key)
             while len(state.contexts) > _REMEMBERED:
                 state.contexts.popitem(last=False)
-
-    def _search(
-        self,
-        base: str,
-        scope: str,
-        search_filter: str,
-        sort_attribute: str,
-        start: int,
-        count: int,
-        attributes: Sequence[str],
-        context: bytes | None,
-        value: str | None = None,
-    ) -> tuple[SortedWindow, bytes | None]:
-        after = min(max(count - 1, 0), _MAX_INT)
-        controls = [
-            sort_control(sort_attribute, self._ordering_rule),
-            vlv_control(min(start, _MAX_INT), after, context)
-            if value is None
-            else vlv_value_control(value, after, context),
-        ]
-
-        request = Search(
-            base,
-            search_filter,
-            scope,
-            list(attributes) if count else ["1.1"],
-            controls,
-            self._binary,
-        )
-
-        def operation(connection: Connection) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-            for pause in (*_CONTINUATION_PAUSES, None):
-                try:
-                    operations.search(connection, request)
-                except LDAPOperationResult as error:
-                    if error.result == _BUSY and context is not None and pause is not None:
-                        # slapo-sssvlv answers a window before it marks the request done, so
-                        # the next window of the same snapshot, sent at once, can find it
-                        # still busy: a moment later it is not (a new connection would
-                        # lose every snapshot and sort again).
-                        time.sleep(pause)
-                        continue
-                    # VLV range error: the window starts past the end; the response control
-                    # still carries the total.
-                    if error.result != _VLV_ERROR:
-                        raise
-                break
-            entries = [r for r in connection.response or () if r.get("type") == "searchResEntry"]
-            return entries, dict(connection.result or {})
-
-        entries, result = self._connections.run(operation, role=self._role)
-        vlv = parse_vlv_response(result.get("controls"))
-        total = vlv.content_count if vlv else len(entries)
-        received = vlv.context_id if vlv else None
-        first_place = vlv.target_position if vlv else start
-        if count == 0 or (value is None and start > total):
-            return SortedWindow(total, [], position=first_place), received
-        kept = entries[:count]
-        reaches_end = first_place + count - 1 >= total
-        last = kept[-1] if kept else None
-        return SortedWindow(total, kept, [], reaches_end, last, first_place), received
