@@ -28,7 +28,13 @@ with warnings.catch_warnings():
     from ldap3.operation.search import parse_filter as ldap3_parse_filter
 
     from scim_core.backends.ldap.escape import filter_value
-    from scim_core.backends.ldap.filter import FilterMapping, filter_key, list_filter, to_ldap
+    from scim_core.backends.ldap.filter import (
+        FilterMapping,
+        filter_key,
+        list_filter,
+        lookup_filter,
+        to_ldap,
+    )
 
 USER = "urn:ietf:params:scim:schemas:core:2.0:User"
 ENTERPRISE = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"
@@ -307,4 +313,13 @@ def test_a_list_filter_is_the_kind_and_the_condition_in_one_and() -> None:
     assert list_filter("(objectClass=inetOrgPerson)") == "(&(objectClass=inetOrgPerson))"
     assert (
         list_filter("(objectClass=groupOfNames)", "(cn=a)") == "(&(objectClass=groupOfNames)(cn=a))"
+    )
+
+
+def test_a_lookup_names_the_entries_before_their_kind() -> None:
+    """OpenLDAP intersects an AND's candidates in order: the narrow assertion goes first."""
+    kind = "(&(objectClass=user)(!(objectClass=computer)))"
+    assert (
+        lookup_filter(kind, "(objectGUID=\\01)")
+        == "(&(objectGUID=\\01)(&(objectClass=user)(!(objectClass=computer))))"
     )

@@ -19,6 +19,7 @@ from scim_core.backends.ldap.capabilities import Capabilities
 from scim_core.backends.ldap.connection import ConnectionFactory
 from scim_core.backends.ldap.controls import Control, assertion, post_read
 from scim_core.backends.ldap.escape import dn_value, filter_value
+from scim_core.backends.ldap.filter import lookup_filter
 from scim_core.backends.ldap.mapped import MappedAttribute
 from scim_core.backends.ldap.mapping import UserMapping
 from scim_core.backends.ldap.paging import SortedPager
@@ -257,7 +258,7 @@ class Directory:
             return f"cn={dn_value(group_id)},{self.settings.groups_base}"
         entries, _ = self._search_in(
             self._group_place,
-            f"(&{self.profile.group_filter}(cn={filter_value(group_id)}))",
+            lookup_filter(self.profile.group_filter, f"(cn={filter_value(group_id)})"),
             ["1.1"],
         )
         if len(entries) > 1:
@@ -278,7 +279,7 @@ class Directory:
             return {}
         entries, _ = self._search_in(
             self._user_place,
-            f"(&{self.profile.user_filter}{self._ids_filter(valid)})",
+            lookup_filter(self.profile.user_filter, self._ids_filter(valid)),
             [self.profile.id_attribute],
         )
         return {

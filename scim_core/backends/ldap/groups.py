@@ -13,7 +13,7 @@ from scim_core.backend import Page, Query, Resource
 from scim_core.backends.ldap import keyset, operations
 from scim_core.backends.ldap.directory import META_ATTRIBUTES, naming_error, one_change
 from scim_core.backends.ldap.escape import dn_value, filter_value
-from scim_core.backends.ldap.filter import FilterMapping, filter_key
+from scim_core.backends.ldap.filter import FilterMapping, filter_key, lookup_filter
 from scim_core.backends.ldap.listing import Listing
 from scim_core.backends.ldap.mapped import MappedAttribute
 from scim_core.backends.ldap.members import Memberships
@@ -63,7 +63,7 @@ class Groups(Listing, Memberships):
         cn = f"(cn={filter_value(name)})"
         entries, _ = self._search_in(
             self._group_place,
-            f"(&{self.profile.group_filter}(|{self._group_name_filter(name)}{cn}))",
+            lookup_filter(self.profile.group_filter, f"(|{self._group_name_filter(name)}{cn})"),
             ["1.1"],
         )
         return any(own_dn is None or dn_key(e["dn"]) != dn_key(own_dn) for e in entries)

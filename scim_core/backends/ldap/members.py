@@ -12,6 +12,7 @@ from scim_core.backends.ldap import operations
 from scim_core.backends.ldap.controls import values_return_filter
 from scim_core.backends.ldap.directory import Directory
 from scim_core.backends.ldap.escape import filter_value
+from scim_core.backends.ldap.filter import lookup_filter
 from scim_core.backends.ldap.profiles import Change
 from scim_core.backends.ldap.results import (
     ALREADY_EXISTS,
@@ -37,7 +38,7 @@ class Memberships(Directory):
     def _groups_with_member(self, member_dn: str) -> list[str]:
         entries, _ = self._search_in(
             self._group_place,
-            f"(&{self.profile.group_filter}(member={filter_value(member_dn)}))",
+            lookup_filter(self.profile.group_filter, f"(member={filter_value(member_dn)})"),
             ["1.1"],
         )
         return [e["dn"] for e in entries]
@@ -56,7 +57,7 @@ class Memberships(Directory):
         limit = self.settings.max_members
         entries, _ = self._search_in(
             self._user_place,
-            f"(&{self.profile.user_filter}(|{parts}))",
+            lookup_filter(self.profile.user_filter, f"(|{parts})"),
             attributes,
             size_limit=limit + 1,
             keep=keep,

@@ -15,7 +15,7 @@ from scim_core.backends.ldap.directory import (
     META_ATTRIBUTES,
 )
 from scim_core.backends.ldap.escape import filter_value
-from scim_core.backends.ldap.filter import FilterMapping, filter_key
+from scim_core.backends.ldap.filter import FilterMapping, filter_key, lookup_filter
 from scim_core.backends.ldap.listing import Listing
 from scim_core.backends.ldap.members import Memberships
 from scim_core.backends.ldap.values import dn_key, first, lower_keyed
@@ -159,7 +159,7 @@ class Users(Listing, Memberships, UserWrites):
             return self._user_entry(user_id, self.users.read_attributes), {}
         entries, _ = self._search_in(
             self._user_place,
-            f"(&{self.profile.user_filter}(|{self._id_filter(user_id)}{parts}))",
+            lookup_filter(self.profile.user_filter, f"(|{self._id_filter(user_id)}{parts})"),
             self.users.read_attributes,
         )
         id_attribute = self.profile.id_attribute
@@ -183,7 +183,7 @@ class Users(Listing, Memberships, UserWrites):
             return None
         entries, _ = self._search_in(
             self._user_place,
-            f"(&{self.profile.user_filter}{self._id_filter(user_id)})",
+            lookup_filter(self.profile.user_filter, self._id_filter(user_id)),
             attributes,
             first_match=True,
         )
