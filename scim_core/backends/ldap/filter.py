@@ -11,6 +11,7 @@ Semantics the directory cannot share with SCIM are documented on :func:`to_ldap`
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -30,7 +31,7 @@ from scim_core.filter.ast import (
 )
 from scim_core.urns import GROUP_URN, USER_URN
 
-__all__ = ["FilterMapping", "filter_key", "list_filter", "lookup_filter", "to_ldap"]
+__all__ = ["FilterMapping", "filter_key", "kind_classes", "list_filter", "lookup_filter", "to_ldap"]
 
 # RFC 7644 §3.4.2.2 operators as RFC 4515 filters; {a} is the LDAP attribute, {v} the escaped
 # value. LDAP has no strict ordering match: gt/lt are >=/<= without equality.
@@ -118,6 +119,28 @@ def list_filter(kind_filter: str, condition: str = "") -> str:
     389-DS uses an index only for a search whose filter text is the index's own.
     """
     return f"(&{kind_filter}{condition})"
+
+
+_CLASS = r"\(objectClass=([A-Za-z][A-Za-z0-9-]*)\)"
+
+
+def kind_classes(kind_filter: str) -> frozenset[str] | None:
+    """The object classes (lower case) any one of which puts an entry in the kind
+    ``kind_filter`` selects, where that filter is one class, ``(objectClass=c)``, or a choice of
+    classes, ``(|(objectClass=c)(objectClass=d)...)``; ``None`` for any other filter (one that
+    excludes a class, or asks for other attributes), whose kind only the directory can tell.
+
+    An entry whose objectClass values hold one of them matches the filter on any directory;
+    one whose values hold none may still match it (a site's subclass, or values the service
+    may not read): only the directory can say.
+    """
+    single = re.fullmatch(_CLASS, kind_filter, re.IGNORECASE)
+    if single:
+        return frozenset({single[1].lower()})
+    choice = re.fullmatch(rf"\(\|((?:{_CLASS})+)\)", kind_filter, re.IGNORECASE)
+    if choice is None:
+        return None
+    return frozenset(name.lower() for name in re.findall(_CLASS, choice[1], re.IGNORECASE))
 
 
 def lookup_filter(kind_filter: str, names: str) -> str:

@@ -15,7 +15,7 @@ from scim_core.backends.ldap.directory import (
     META_ATTRIBUTES,
 )
 from scim_core.backends.ldap.escape import filter_value
-from scim_core.backends.ldap.filter import FilterMapping, filter_key, lookup_filter
+from scim_core.backends.ldap.filter import FilterMapping, filter_key
 from scim_core.backends.ldap.listing import Listing
 from scim_core.backends.ldap.members import Memberships
 from scim_core.backends.ldap.values import dn_key, first, lower_keyed
@@ -157,10 +157,8 @@ class Users(Listing, Memberships, UserWrites):
         parts = self._dns_filter(hinted) if len(self.settings.users_bases) == 1 else ""
         if not parts or not self.profile.is_valid_id(user_id):
             return self._user_entry(user_id, self.users.read_attributes), {}
-        entries, _ = self._search_in(
-            self._user_place,
-            lookup_filter(self.profile.user_filter, f"(|{self._id_filter(user_id)}{parts})"),
-            self.users.read_attributes,
+        entries = self._users_named(
+            f"(|{self._id_filter(user_id)}{parts})", self.users.read_attributes
         )
         id_attribute = self.profile.id_attribute
         by_dn = {
@@ -181,12 +179,7 @@ class Users(Listing, Memberships, UserWrites):
     def _user_entry(self, user_id: str, attributes: Sequence[str]) -> dict[str, Any] | None:
         if not self.profile.is_valid_id(user_id):
             return None
-        entries, _ = self._search_in(
-            self._user_place,
-            lookup_filter(self.profile.user_filter, self._id_filter(user_id)),
-            attributes,
-            first_match=True,
-        )
+        entries = self._users_named(self._id_filter(user_id), attributes, first_match=True)
         return entries[0] if entries else None
 
     def get_user(self, user_id: str, attributes: frozenset[str] | None = None) -> Resource | None:
