@@ -19,7 +19,7 @@ from ldap3.core.exceptions import LDAPException
 
 from scim_core.testing.slapd import SlapdInstance, slapadd, ssha_hash
 
-__all__ = ["GROUP_CN", "PASSWORD", "Dataset", "Pools", "map_size", "prepare", "uid_of"]
+__all__ = ["GROUP_CN", "PASSWORD", "Dataset", "Pools", "connect", "map_size", "prepare", "uid_of"]
 
 GROUP_CN = "bench-big"
 #: The password of every ``password_every``-th user (stored as {SSHA}).
@@ -122,9 +122,8 @@ def write_ldif(
     return path.stat().st_size
 
 
-def _connect(
-    slapd: SlapdInstance, dn: str | None = None, password: str | None = None
-) -> Connection:
+def connect(slapd: SlapdInstance, dn: str | None = None, password: str | None = None) -> Connection:
+    """A bound synchronous connection to ``slapd``, as the service account by default."""
     return Connection(
         Server(slapd.url, get_info=NONE),
         user=dn or slapd.service_dn,
@@ -185,7 +184,7 @@ def prepare(
     wanted = sum(pool_sizes.values())
     if wanted > len(candidates):
         raise ValueError(f"the pools need {wanted} users, only {len(candidates)} are free")
-    connection = _connect(slapd)
+    connection = connect(slapd)
     checks: dict[str, object] = {}
     try:
         sample = uid_of(users)
@@ -228,7 +227,7 @@ def prepare(
     finally:
         connection.unbind()
     try:
-        _connect(slapd, f"uid={uid_of(1)},{slapd.users_base}", PASSWORD).unbind()
+        connect(slapd, f"uid={uid_of(1)},{slapd.users_base}", PASSWORD).unbind()
     except LDAPException as error:
         raise RuntimeError(f"the seeded {{SSHA}} password does not bind: {error}") from None
     checks["password_bind"] = f"{uid_of(1)} binds with the seeded password"

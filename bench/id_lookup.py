@@ -25,9 +25,9 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from ldap3 import BASE, LEVEL, NONE, SUBTREE, SYNC, Connection, Server
+from ldap3 import BASE, LEVEL, SUBTREE, Connection
 
-from bench.data import map_size, uid_of, write_ldif
+from bench.data import connect, map_size, uid_of, write_ldif
 from bench.servers import cpu_seconds
 from scim_core.testing.slapd import SlapdInstance, slapadd
 
@@ -73,15 +73,7 @@ def main() -> None:
         slapadd(slapd, ldif)
         ldif.unlink()
         ldif.parent.rmdir()
-        connection = Connection(
-            Server(slapd.url, get_info=NONE),
-            user=slapd.service_dn,
-            password=slapd.service_password,
-            client_strategy=SYNC,
-            raise_exceptions=True,
-            auto_bind=True,
-            check_names=False,
-        )
+        connection = connect(slapd)
         try:
             picked = sorted(random.Random(7).sample(range(1, args.users + 1), args.lookups))
             users = []

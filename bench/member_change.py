@@ -18,9 +18,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from ldap3 import MODIFY_ADD, MODIFY_DELETE, NONE, SYNC, Connection, Server
+from ldap3 import MODIFY_ADD, MODIFY_DELETE
 
-from bench.data import GROUP_CN, map_size, member_indexes, uid_of, write_ldif
+from bench.data import GROUP_CN, connect, map_size, member_indexes, uid_of, write_ldif
 from bench.servers import cpu_seconds
 from scim_core.testing.slapd import ALLOCATOR, SlapdInstance, slapadd
 
@@ -53,14 +53,7 @@ def _measure(slapd: SlapdInstance, users: int, members: int, changes: int) -> st
     """Add and remove ``changes`` non-members twice over; the figures as one line."""
     member_set = set(member_indexes(users, members))
     outsiders = [i for i in range(1, users + 1) if i not in member_set][:changes]
-    connection = Connection(
-        Server(slapd.url, get_info=NONE),
-        user=slapd.service_dn,
-        password=slapd.service_password,
-        client_strategy=SYNC,
-        raise_exceptions=True,
-        auto_bind=True,
-    )
+    connection = connect(slapd)
     group = f"cn={GROUP_CN},{slapd.groups_base}"
     seconds = []
     cpu_before = cpu_seconds(slapd.pid)
