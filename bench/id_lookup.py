@@ -29,32 +29,29 @@ from ldap3 import BASE, LEVEL, SUBTREE, Connection
 
 from bench.data import connect, map_size, uid_of, write_ldif
 from bench.servers import cpu_seconds
+from scim_core.backends.ldap.directory import Directory
+from scim_core.backends.ldap.settings import LdapSettings
 from scim_core.testing.slapd import SlapdInstance, slapadd
 
-#: What the service reads of a user (the OpenLDAP profile's full read, in its order).
-READ = [
-    "entryUUID", "uid", "scimUserName", "givenName", "sn", "cn", "displayName", "title",
-    "employeeNumber", "preferredLanguage", "employeeType", "labeledURI", "departmentNumber",
-    "o", "telephoneNumber", "mobile", "street", "l", "st", "postalCode", "mail", "manager",
-    "pwdAccountLockedTime", "createTimestamp", "modifyTimestamp", "entryCSN", "objectClass",
-]  # fmt: skip
-KIND = "(objectClass=inetOrgPerson)"
 
+def _lookups(connection: Connection, service: Directory) -> dict[str, Callable[[str, str], None]]:
+    """The four lookups, each reading what the service reads of a user in a full read."""
+    users_base, kind = service.settings.users_base, service.profile.user_filter
+    read = list(service.users.read_attributes)
 
-def _lookups(connection: Connection, users_base: str) -> dict[str, Callable[[str, str], None]]:
     def search(base: str, ldap_filter: str, scope: str) -> None:
-        connection.search(base, ldap_filter, scope, attributes=READ)
+        connection.search(base, ldap_filter, scope, attributes=read)
         if len(connection.response or ()) != 1:
             raise RuntimeError(f"{ldap_filter} under {base} found no single user")
 
     return {
-        "base read by DN": lambda uid, _: search(f"uid={uid},{users_base}", KIND, BASE),
+        "base read by DN": lambda uid, _: search(f"uid={uid},{users_base}", kind, BASE),
         "(entryUUID=…)": lambda _, ident: search(users_base, f"(entryUUID={ident})", SUBTREE),
         "(&(entryUUID=…)(objectClass=…))": lambda _, ident: search(
-            users_base, f"(&(entryUUID={ident}){KIND})", SUBTREE
+            users_base, f"(&(entryUUID={ident}){kind})", SUBTREE
         ),
         "(&(objectClass=…)(entryUUID=…))": lambda _, ident: search(
-            users_base, f"(&{KIND}(entryUUID={ident}))", SUBTREE
+            users_base, f"(&{kind}(entryUUID={ident}))", SUBTREE
         ),
     }
 
@@ -82,7 +79,8 @@ def main() -> None:
                     slapd.users_base, f"(uid={uid_of(index)})", LEVEL, attributes=["entryUUID"]
                 )
                 users.append((uid_of(index), str(connection.entries[0].entryUUID)))
-            lookups = _lookups(connection, slapd.users_base)
+            service = Directory(LdapSettings.from_environ(slapd.service_settings()))
+            lookups = _lookups(connection, service)
             figures: dict[str, list[float]] = {name: [] for name in lookups}
             for _ in range(args.rounds):
                 for name, lookup in lookups.items():

@@ -672,6 +672,29 @@ def test_a_patch_reads_once_diffs_once_and_writes_once(http, directory, monkeypa
     assert body_of(http("GET", path))["title"] == retitle["value"]
 
 
+def test_an_entry_of_another_kind_is_no_user_by_its_id(
+    http, directory, directory_backend, sibling_ous, monkeypatch
+):
+    """An entry under the users' base that is no user (an OU), named by its id, is not read,
+    not written and not taken as a member, on each directory. Where users are told by their
+    classes (OpenLDAP, 389-DS) the lookup names the id alone and the directory is asked once
+    more, on that entry's DN; on AD the kind is in the one search."""
+    backend = directory_backend
+    (ou,) = sibling_ous(backend.settings.users_base, "kind" + uuid.uuid4().hex[:8])
+    id_attribute = backend.profile.id_attribute
+    entry = backend._search(ou, "(objectClass=*)", [id_attribute], scope="BASE")[0][0]
+    ident = backend.profile.format_id(entry["attributes"][id_attribute][0])
+    sent = counted_operations(monkeypatch)
+    assert http("GET", "/Users/" + ident).status_code == 404
+    assert sent == (["search"] if directory.dialect == "ad" else ["search", "search"]), sent
+    retitle = {"op": "replace", "path": "title", "value": "Not a user"}
+    assert patch(http, "/Users/" + ident, retitle).status_code == 404
+    group = {"displayName": "kind" + uuid.uuid4().hex[:8], "members": [{"value": ident}]}
+    refused = http("POST", "/Groups", json=group)
+    assert refused.status_code == 400, body_of(refused)
+    assert not {"modify", "add", "rename", "delete"} & set(sent), sent
+
+
 def test_a_group_renamed_keeps_its_id_and_members(http, directory, directory_backend):
     """Entra renames a group with ``replace displayName``: a modify of the display name
     attribute; the cn (the id) and the members stay, the new name finds it, the old one not,

@@ -1,14 +1,13 @@
-"""Which entries are users when one is looked up by id (OpenLDAP, whose users are one class).
+"""A user whose classes the service may search but not read is still a user (OpenLDAP).
 
-A lookup names the entry alone and takes it as a user when its objectClass values name the
-user class; otherwise the directory is asked with the users' filter on the entry's DN. These
-tests hold the two answers the directory gives there: an entry of another kind is no user,
-and a user whose classes the service may search but not read is one.
+A lookup by id names the entry alone and takes it as a user when its objectClass values name
+the users' class; otherwise the directory is asked with the users' filter on the entry's DN.
+``test_directories.py`` holds the other answer on each directory: an entry of another kind
+is no user.
 """
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 
 import pytest
@@ -26,32 +25,6 @@ CLASSLESS = "classless"
 def entry_uuid(admin: Connection, dn: str) -> str:
     assert admin.search(dn, "(objectClass=*)", BASE, attributes=["entryUUID"]), admin.result
     return str(admin.entries[0].entryUUID)
-
-
-def test_an_entry_of_another_kind_is_no_user(http: Http, slapd: SlapdInstance, admin) -> None:
-    """Named by its id, an entry under the users' base that is not a user is not found: not
-    read, not written, not taken as a member."""
-    dn = f"cn=role-{uuid.uuid4().hex[:8]},{slapd.users_base}"
-    assert admin.add(dn, ["organizationalRole"], {"description": "not a user"}), admin.result
-    try:
-        ident = entry_uuid(admin, dn)
-        assert http("GET", f"/Users/{ident}").status_code == 404
-        patch = {
-            "schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
-            "Operations": [{"op": "replace", "path": "title", "value": "Role"}],
-        }
-        assert http("PATCH", f"/Users/{ident}", json=patch).status_code == 404
-        name = "kind" + uuid.uuid4().hex[:8]
-        group = {"displayName": name, "members": [{"value": ident}]}
-        refused = http("POST", "/Groups", json=group)
-        assert refused.status_code == 400, refused.get_json(force=True)
-        assert admin.search(dn, "(objectClass=*)", BASE, attributes=["description", "title"])
-        stored = admin.entries[0]
-        assert stored.description.values == ["not a user"] and not stored.title.values
-        listed = http("GET", "/Groups", query_string={"filter": f'displayName eq "{name}"'})
-        assert listed.get_json()["totalResults"] == 0
-    finally:
-        admin.delete(dn)
 
 
 class _ClassesHidden(SlapdInstance):

@@ -23,6 +23,7 @@ from scim_core.backends.ldap.joined import CREATED, ENTRY_UUID, changes_since, j
 from scim_core.backends.ldap.markers import Marker, delta_limit
 from scim_core.backends.ldap.operations import Search
 from scim_core.backends.ldap.syncrefresh import cookie_for, sync_request
+from scim_core.backends.ldap.vlv import SortedQuery
 
 __all__ = ["NO_ENTRY", "SnapshotWindow", "index_page_since"]
 
@@ -40,19 +41,19 @@ is gone."""
 def index_page_since(
     connections: ConnectionFactory,
     window: SnapshotWindow,
-    search: tuple[str, str, str, str],
+    query: SortedQuery,
     snapshot: tuple[Marker, int],
     change_log: Callable[[], str | None],
     binary: frozenset[str],
     page: tuple[int, int, Sequence[str]],
 ) -> tuple[int, list[dict[str, Any]]] | None:
     """(today's total, today's entries of the ``page``: start, count, attributes) of the list
-    ``search`` names (base, scope, filter, sort attribute), from the kept snapshot read through
-    ``window`` (its change marker and size) and what changed since; ``None`` where there is
-    no session log, it does not reach back, the directory refuses, or :func:`.joined_page`
-    cannot make the page exact. ``change_log``: where slapo-accesslog logs (``None``: no log).
+    ``query`` names, from the kept snapshot read through ``window`` (its change marker and
+    size) and what changed since; ``None`` where there is no session log, it does not reach
+    back, the directory refuses, or :func:`.joined_page` cannot make the page exact.
+    ``change_log``: where slapo-accesslog logs (``None``: no log).
     """
-    base, scope, search_filter, sort_attribute = search
+    base, scope, search_filter, sort_attribute = query
     marker, size = snapshot
     start, count, attributes = page
     limit = delta_limit(size)
