@@ -283,7 +283,7 @@ class Directory:
         the entries alone, and one is a user when its objectClass values name such a class, else
         when the users' filter matches it on its DN. In the search, that class would have slapd
         read its index list, every user's id (117 against 70 microseconds a lookup at 100,000
-        users, ``python -m bench.id_lookup``). AD's kind excludes computers: it stays in the
+        users, ``python -m bench.slapd_work``). AD's kind excludes computers: it stays in the
         search."""
         classes = self._user_classes
         if classes is None:

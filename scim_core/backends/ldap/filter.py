@@ -149,7 +149,7 @@ def lookup_filter(kind_filter: str, names: str) -> str:
 
     The narrow assertion comes first: OpenLDAP reads an AND's candidates in the order given,
     and the kind's index list names nearly every entry. Measured on slapd at 100,000 users
-    (``python -m bench.id_lookup``), a search by id costs 10 to 15% less this way round; 389-DS
+    (``python -m bench.slapd_work``), a search by id costs 10 to 15% less this way round; 389-DS
     and AD order an AND by their own estimate, so it costs them nothing.
     """
     return f"(&{names}{kind_filter})"
