@@ -16,7 +16,8 @@ service account, with the attribute list and the controls the service itself use
 ``patch``: what the floor's PATCH and the service's send for one change of ``title``, then
 each part on its own:
 
-- ``floor``: a modify by DN, then a base read with the floor's attributes;
+- ``floor``: a modify by DN, then a base read with the floor's attributes; and the same after
+  a search by id for the DN alone (the floor's PATCH names the user by uid, a SCIM PATCH by id);
 - ``service``: a search by id, then a modify under the version assertion (RFC 4528) with the
   entry read back (RFC 4527 post-read);
 - the parts: the two reads, a bare modify, a modify with an assertion, a modify with the
@@ -105,6 +106,10 @@ def _patch_parts(connection: Connection, service: Directory, users_base: str) ->
         modify(uid)
         floor_read(uid)
 
+    def floor_patch_by_id(uid: str, ident: str) -> None:
+        connection.search(users_base, f"(entryUUID={ident})", SUBTREE, attributes=["1.1"])
+        floor_patch(uid, ident)
+
     def service_read(_: str, ident: str) -> None:
         read_by_id(ident)
 
@@ -115,6 +120,7 @@ def _patch_parts(connection: Connection, service: Directory, users_base: str) ->
 
     return {
         "floor: modify, base read": floor_patch,
+        "floor, finding the user by id first": floor_patch_by_id,
         "service: search by id, guarded modify + post-read": service_patch,
         "search by id (service's attributes)": service_read,
         "base read by DN (floor's attributes)": lambda uid, _: floor_read(uid),
