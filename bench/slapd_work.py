@@ -147,7 +147,9 @@ def _measure(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.slapd_work", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--users", type=int, default=100_000)
     parser.add_argument("--sample", type=int, default=2_000)
     parser.add_argument("--rounds", type=int, default=5)
