@@ -678,7 +678,7 @@ def test_an_entry_of_another_kind_is_no_user_by_its_id(
     """An entry under the users' base that is no user (an OU), named by its id, is not read,
     not written and not taken as a member, on each directory. Where users are told by their
     classes (OpenLDAP, 389-DS) the lookup names the id alone and the directory is asked once
-    more, on that entry's DN; on AD the kind is in the one search."""
+    more, with the users' filter; on AD the kind is in the one search."""
     backend = directory_backend
     (ou,) = sibling_ous(backend.settings.users_base, "kind" + uuid.uuid4().hex[:8])
     id_attribute = backend.profile.id_attribute

@@ -276,15 +276,14 @@ class Directory:
     def _users_named(
         self, names: str, attributes: Sequence[str], *, first_match: bool = False
     ) -> list[dict[str, Any]]:
-        """The users among the entries ``names`` picks out (ids, DN values), in one search
-        (``first_match``: see :meth:`_search_in`).
-
-        Where users are the entries of a few object classes (OpenLDAP, 389-DS), the search names
-        the entries alone, and one is a user when its objectClass values name such a class, else
-        when the users' filter matches it on its DN. In the search, that class would have slapd
-        read its index list, every user's id (117 against 70 microseconds a lookup at 100,000
-        users, ``python -m bench.slapd_work``). AD's kind excludes computers: it stays in the
-        search."""
+        """The users among the entries ``names`` picks out (ids, DN values); ``first_match``:
+        see :meth:`_search_in`. Where users are the entries of a few object classes (OpenLDAP,
+        389-DS), the search names the entries alone (with the class, slapd would read its index
+        list, every user's id: 117 against 70 us a lookup at 100,000 users, ``python -m
+        bench.slapd_work``), and one is a user when its objectClass values name such a class.
+        Those whose values name none (another kind, a site's subclass, classes the service may
+        not read) the directory settles in one more search, however many. AD's kind excludes
+        computers: it stays in the search."""
         classes = self._user_classes
         if classes is None:
             entries, _ = self._search_in(
@@ -298,14 +297,17 @@ class Directory:
         if not any(a.lower() == "objectclass" for a in wanted):
             wanted.append("objectClass")
         entries, _ = self._search_in(self._user_place, names, wanted, first_match=first_match)
-        return [e for e in entries if self._is_user(e, classes)]
-
-    def _is_user(self, entry: Mapping[str, Any], classes: frozenset[str]) -> bool:
-        held = {str(c).lower() for c in all_values(entry["attributes"], "objectClass")}
-        if held & classes:
-            return True
-        found, _ = self._search(entry["dn"], self.profile.user_filter, ["1.1"], scope=BASE)
-        return bool(found)
+        undecided = {
+            dn_key(e["dn"])
+            for e in entries
+            if not classes & {str(c).lower() for c in all_values(e["attributes"], "objectClass")}
+        }
+        if undecided:
+            users, _ = self._search_in(
+                self._user_place, lookup_filter(self.profile.user_filter, names), ["1.1"]
+            )
+            undecided -= {dn_key(e["dn"]) for e in users}
+        return [e for e in entries if dn_key(e["dn"]) not in undecided]
 
     def _dns_for_ids(self, ids: Sequence[str]) -> dict[str, str]:
         """user id -> DN for the ids that exist, in one search."""
