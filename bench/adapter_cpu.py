@@ -135,7 +135,7 @@ class _Setup:
             n = next(seq)
             if door == "floor":
                 if scenario in ("patch", "put"):
-                    floor("PATCH", f"/floor/users/{name}", _dumps({"title": f"T{n}"}), 200)
+                    floor("PATCH", f"/floor/users/{user_id}", _dumps({"title": f"T{n}"}), 200)
                 elif scenario == "post":
                     new = {"uid": f"floor{n}", "givenName": "Bench", "sn": f"User {n}"}
                     floor("POST", "/floor/users", _dumps({**new, "mail": f"f{n}@x.org"}), 201)

@@ -16,15 +16,22 @@ snapshot (a user created since would be missing), which the service must not do 
 Endpoints (the scenario each one mirrors):
 
 - ``GET /floor/users?uid=U``: ``GET /Users?filter=userName eq "U"`` (one search by uid);
-- ``GET /floor/users/<id>``: ``GET /Users/{id}`` (one search by entryUUID);
+- ``GET /floor/users/<id>``: ``GET /Users/{id}`` (one search by entryUUID alone);
 - ``POST /floor/users``: ``POST /Users`` (one add, then one base read of the new entry);
-- ``PATCH /floor/users/<uid>``: a real ``PATCH``/``PUT`` (one modify of ``title``, one read);
+- ``PATCH /floor/users/<id>``: a real ``PATCH``/``PUT`` (the user found by entryUUID, as a
+  SCIM request names it, one modify of ``title``, one read);
 - ``GET /floor/page?startIndex=N&count=C``: ``GET /Users?startIndex=N&count=C`` (one sorted
   VLV search with the service's own sort and VLV control encoders);
 - ``GET /floor/groups/<cn>[?members=0]``: ``GET /Groups/{id}`` (the group entry, then its
   members through ``memberOf`` in one search);
-- ``PATCH /floor/groups/<cn>``: a membership PATCH (one modify of ``member``, one read of
-  the group without its members).
+- ``PATCH /floor/groups/<cn>``: a membership PATCH (the member found by entryUUID, one modify
+  of ``member``, one read of the group without its members).
+
+A SCIM request names a user by its id (entryUUID), never by its DN, so the floor is handed ids
+too and finds each user's DN with the cheapest search there is (the id alone, no attributes):
+work the service cannot skip is the floor's as well. The floor does not check that the entry
+found is a user (the service does, from the objectClass values it reads anyway). Groups are
+named by ``cn``, their id.
 
 Configuration: the service's own ``SCIM_LDAP_URL`` (the first URL), ``SCIM_LDAP_BIND_DN``,
 ``SCIM_LDAP_BIND_PASSWORD``, ``SCIM_LDAP_USERS_BASE`` and ``SCIM_LDAP_GROUPS_BASE``.
@@ -144,6 +151,18 @@ def _search(base: str, search_filter: str, attributes: Any, scope: str = LEVEL) 
     return _entries(connection)
 
 
+def _id_filter(user_id: str) -> str:
+    # The id alone, as the service looks users up on OpenLDAP: with the users' class in the
+    # filter slapd would also read that class's index list, every user's id, on each lookup.
+    return f"(entryUUID={escape_filter_chars(user_id)})"
+
+
+def _user_dn(user_id: str) -> str | None:
+    """The DN of the user whose entryUUID is ``user_id``, or None."""
+    entries = _search(USERS_BASE, _id_filter(user_id), ("1.1",))
+    return str(entries[0]["dn"]) if entries else None
+
+
 def _read_dn(dn: str, attributes: Any) -> Response:
     entries = _search(dn, "(objectClass=*)", attributes, scope=BASE)
     return _json(entries[0]) if entries else _json({"status": "404"}, 404)
@@ -163,8 +182,7 @@ def find_user() -> Response:
 
 @app.get("/floor/users/<user_id>")
 def get_user(user_id: str) -> Response:
-    user_filter = f"(&{USER_FILTER}(entryUUID={escape_filter_chars(user_id)}))"
-    entries = _search(USERS_BASE, user_filter, USER_ATTRIBUTES)
+    entries = _search(USERS_BASE, _id_filter(user_id), USER_ATTRIBUTES)
     return _json(entries[0]) if entries else _json({"status": "404"}, 404)
 
 
@@ -188,10 +206,12 @@ def add_user() -> Response:
     return response
 
 
-@app.patch("/floor/users/<uid>")
-def modify_user(uid: str) -> Response:
+@app.patch("/floor/users/<user_id>")
+def modify_user(user_id: str) -> Response:
     body = request.get_json(force=True)
-    dn = f"uid={escape_rdn(uid)},{USERS_BASE}"
+    dn = _user_dn(user_id)
+    if dn is None:
+        return _json({"status": "404"}, 404)
     _connection().modify(dn, {"title": [(MODIFY_REPLACE, [body["title"]])]})
     return _read_dn(dn, USER_ATTRIBUTES)
 
@@ -238,8 +258,11 @@ def change_member(cn: str) -> Response:
     body = request.get_json(force=True)
     dn = f"cn={escape_rdn(cn)},{GROUPS_BASE}"
     operation = MODIFY_ADD if body["op"] == "add" else MODIFY_DELETE
+    member = _user_dn(body["member"])
+    if member is None:
+        return _json({"status": "400"}, 400)
     try:
-        _connection().modify(dn, {"member": [(operation, [body["member"]])]})
+        _connection().modify(dn, {"member": [(operation, [member])]})
     except LDAPOperationResult as error:
         if error.result not in (16, 20):  # noSuchAttribute / attributeOrValueExists: no-op
             raise

@@ -172,7 +172,7 @@ def build(data: Dataset, connections: int, latency_connections: int) -> dict[str
             connections,
             floor=[("GET", f"/floor/users/{u.id}", None) for u in pools.read],
             floor_check=_expect(200),
-            floor_label="search (entryUUID=…)",
+            floor_label="search (entryUUID=…) alone",
         ),
         Scenario(
             "patch_noop",
@@ -209,7 +209,7 @@ def build(data: Dataset, connections: int, latency_connections: int) -> dict[str
             body = _dumps({"schemas": [PATCH_URN], "Operations": [operation]})
             toggle_service.append(("PATCH", target, body))
             toggle_floor.append(
-                ("PATCH", f"/floor/groups/{quote(group)}", _dumps({"op": op, "member": user.dn}))
+                ("PATCH", f"/floor/groups/{quote(group)}", _dumps({"op": op, "member": user.id}))
             )
     scenarios += [
         Scenario(
@@ -240,7 +240,7 @@ def build(data: Dataset, connections: int, latency_connections: int) -> dict[str
             latency_connections,
             floor=toggle_floor,
             floor_check=_expect(200),
-            floor_label="modify member + read group",
+            floor_label="member by id, modify member, read group",
         ),
         Scenario(
             "post_user",
@@ -285,11 +285,11 @@ def build(data: Dataset, connections: int, latency_connections: int) -> dict[str
             _expect(200),
             connections,
             floor=[
-                ("PATCH", f"/floor/users/{u.uid}", _dumps({"title": "Title @SEQ@"}))
+                ("PATCH", f"/floor/users/{u.id}", _dumps({"title": "Title @SEQ@"}))
                 for u in pools.patch
             ],
             floor_check=_expect(200),
-            floor_label="modify + read",
+            floor_label="user by id, modify, read",
         ),
         Scenario(
             "put_user",
@@ -298,11 +298,10 @@ def build(data: Dataset, connections: int, latency_connections: int) -> dict[str
             _expect(200),
             connections,
             floor=[
-                ("PATCH", f"/floor/users/{u.uid}", _dumps({"title": "Put @SEQ@"}))
-                for u in pools.put
+                ("PATCH", f"/floor/users/{u.id}", _dumps({"title": "Put @SEQ@"})) for u in pools.put
             ],
             floor_check=_expect(200),
-            floor_label="modify + read",
+            floor_label="user by id, modify, read",
         ),
     ]
     built = {s.key: s for s in scenarios}

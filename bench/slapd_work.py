@@ -7,7 +7,7 @@ service account, with the attribute list and the controls the service itself use
 
 ``lookup``: one search per user, by the filters a lookup by id could be written with:
 
-- ``base read by DN``: the floor's read (no filter to index);
+- ``base read by DN``: the floor's read after its write (no filter to index);
 - ``(entryUUID=…)`` under the users base: the id alone, the service's lookup on OpenLDAP
   (an entry is a user when its objectClass values name the users' class);
 - ``(&(entryUUID=…)(objectClass=…))``: the id and the kind in one filter;
@@ -16,8 +16,9 @@ service account, with the attribute list and the controls the service itself use
 ``patch``: what the floor's PATCH and the service's send for one change of ``title``, then
 each part on its own:
 
-- ``floor``: a modify by DN, then a base read with the floor's attributes; and the same after
-  a search by id for the DN alone (the floor's PATCH names the user by uid, a SCIM PATCH by id);
+- ``floor``: a search by id for the DN alone (a SCIM PATCH names its user by id), a modify by
+  DN, then a base read with the floor's attributes; and the same with the DN known beforehand
+  (no lookup at all: set against the service, what its two guarantees cost);
 - ``service``: a search by id, then a modify under the version assertion (RFC 4528) with the
   entry read back (RFC 4527 post-read);
 - the parts: the two reads, a bare modify, a modify with an assertion, a modify with the
@@ -102,13 +103,13 @@ def _patch_parts(connection: Connection, service: Directory, users_base: str) ->
             raise RuntimeError(f"no {version} read for {ident}")
         return entry["dn"], stamp[0] if isinstance(stamp, list) else stamp
 
-    def floor_patch(uid: str, _: str) -> None:
+    def patch_by_dn(uid: str, _: str) -> None:
         modify(uid)
         floor_read(uid)
 
-    def floor_patch_by_id(uid: str, ident: str) -> None:
+    def floor_patch(uid: str, ident: str) -> None:
         connection.search(users_base, f"(entryUUID={ident})", SUBTREE, attributes=["1.1"])
-        floor_patch(uid, ident)
+        patch_by_dn(uid, ident)
 
     def service_read(_: str, ident: str) -> None:
         read_by_id(ident)
@@ -119,8 +120,8 @@ def _patch_parts(connection: Connection, service: Directory, users_base: str) ->
         connection.modify(dn, title(), controls=[guard, read_back])
 
     return {
-        "floor: modify, base read": floor_patch,
-        "floor, finding the user by id first": floor_patch_by_id,
+        "floor: search by id for the DN, modify, base read": floor_patch,
+        "the DN known beforehand: modify, base read": patch_by_dn,
         "service: search by id, guarded modify + post-read": service_patch,
         "search by id (service's attributes)": service_read,
         "base read by DN (floor's attributes)": lambda uid, _: floor_read(uid),

@@ -1,4 +1,4 @@
-"""The default userName -> uid rule, pinned rule by rule (DESIGN: userName normalization)."""
+"""The default userName -> uid rule, pinned rule by rule."""
 
 from __future__ import annotations
 
