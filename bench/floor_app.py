@@ -57,10 +57,9 @@ from ldap3 import (
     Server,
 )
 from ldap3.core.exceptions import LDAPOperationResult
-from ldap3.utils.conv import escape_filter_chars
-from ldap3.utils.dn import escape_rdn
 
 from scim_core.backends.ldap.controls import parse_vlv_response, sort_control, vlv_control
+from scim_core.backends.ldap.escape import dn_value, filter_value
 
 __all__ = ["USER_ATTRIBUTES", "app"]
 
@@ -154,7 +153,7 @@ def _search(base: str, search_filter: str, attributes: Any, scope: str = LEVEL) 
 def _id_filter(user_id: str) -> str:
     # The id alone, as the service looks users up on OpenLDAP: with the users' class in the
     # filter slapd would also read that class's index list, every user's id, on each lookup.
-    return f"(entryUUID={escape_filter_chars(user_id)})"
+    return f"(entryUUID={filter_value(user_id)})"
 
 
 def _user_dn(user_id: str) -> str | None:
@@ -175,7 +174,7 @@ def healthz() -> Response:
 
 @app.get("/floor/users")
 def find_user() -> Response:
-    uid = escape_filter_chars(request.args.get("uid", ""))
+    uid = filter_value(request.args.get("uid", ""))
     entries = _search(USERS_BASE, f"(&{USER_FILTER}(uid={uid}))", USER_ATTRIBUTES)
     return _json({"totalResults": len(entries), "Resources": entries})
 
@@ -189,7 +188,7 @@ def get_user(user_id: str) -> Response:
 @app.post("/floor/users")
 def add_user() -> Response:
     body = request.get_json(force=True)
-    dn = f"uid={escape_rdn(body['uid'])},{USERS_BASE}"
+    dn = f"uid={dn_value(body['uid'])},{USERS_BASE}"
     _connection().add(
         dn,
         attributes={
@@ -242,13 +241,13 @@ def page() -> Response:
 
 @app.get("/floor/groups/<cn>")
 def get_group(cn: str) -> Response:
-    dn = f"cn={escape_rdn(cn)},{GROUPS_BASE}"
+    dn = f"cn={dn_value(cn)},{GROUPS_BASE}"
     entries = _search(dn, GROUP_FILTER, GROUP_ATTRIBUTES, scope=BASE)
     if not entries:
         return _json({"status": "404"}, 404)
     group = entries[0]
     if request.args.get("members") != "0":
-        member_filter = f"(&{USER_FILTER}(memberOf={escape_filter_chars(dn)}))"
+        member_filter = f"(&{USER_FILTER}(memberOf={filter_value(dn)}))"
         group["members"] = _search(USERS_BASE, member_filter, ("entryUUID", "uid"))
     return _json(group)
 
@@ -256,7 +255,7 @@ def get_group(cn: str) -> Response:
 @app.patch("/floor/groups/<cn>")
 def change_member(cn: str) -> Response:
     body = request.get_json(force=True)
-    dn = f"cn={escape_rdn(cn)},{GROUPS_BASE}"
+    dn = f"cn={dn_value(cn)},{GROUPS_BASE}"
     operation = MODIFY_ADD if body["op"] == "add" else MODIFY_DELETE
     member = _user_dn(body["member"])
     if member is None:

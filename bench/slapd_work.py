@@ -108,7 +108,7 @@ def _patch_parts(connection: Connection, service: Directory, users_base: str) ->
         floor_read(uid)
 
     def floor_patch(uid: str, ident: str) -> None:
-        connection.search(users_base, f"(entryUUID={ident})", SUBTREE, attributes=["1.1"])
+        connection.search(users_base, f"(entryUUID={ident})", LEVEL, attributes=["1.1"])
         patch_by_dn(uid, ident)
 
     def service_read(_: str, ident: str) -> None:

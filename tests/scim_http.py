@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from ldap3 import NONE, Connection, Server, Tls
 
 from scim_core.auth import parse_tokens
-from scim_core.backends.ldap import LdapSettings
+from scim_core.backends.ldap import LdapSettings, operations
 from scim_core.config import ServiceConfig, parse_bool
 from scim_flask import AppSettings, create_app
 
@@ -87,3 +87,19 @@ def as_admin(directory):
         yield connection
     finally:
         connection.unbind()
+
+
+def counted_operations(monkeypatch) -> list[str]:
+    """The directory operations the service sends from now on, in order, by kind."""
+    sent: list[str] = []
+
+    def counted(kind: str, operation):
+        def counting(*args, **kwargs):
+            sent.append(kind)
+            return operation(*args, **kwargs)
+
+        return counting
+
+    for kind in ("search", "modify", "add", "delete", "rename", "set_password"):
+        monkeypatch.setattr(operations, kind, counted(kind, getattr(operations, kind)))
+    return sent

@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 import pytest
 from ldap3 import MODIFY_REPLACE
 from ldap3.core.exceptions import LDAPOperationResult
-from scim_http import Http, make_app
+from scim_http import Http, counted_operations, make_app
 
 from scim_core.backends.ldap import LdapBackend, operations, paging
 from scim_core.backends.ldap.sitemap import default_mapping, load_mapping
@@ -620,22 +620,6 @@ def test_a_write_names_the_manager_without_a_search_after_it(
     assert body_of(http("GET", path))[ENTERPRISE]["manager"]["value"] == other["id"]
     # The entry the write left named the new manager: the read asks for it with the user.
     assert sent == ["search"] and lookups == [], (sent, lookups)
-
-
-def counted_operations(monkeypatch) -> list[str]:
-    """The directory operations the service sends from now on, in order, by kind."""
-    sent: list[str] = []
-
-    def counted(kind: str, operation: Any) -> Any:
-        def counting(*args, **kwargs):
-            sent.append(kind)
-            return operation(*args, **kwargs)
-
-        return counting
-
-    for kind in ("search", "modify", "add", "delete", "rename", "set_password"):
-        monkeypatch.setattr(operations, kind, counted(kind, getattr(operations, kind)))
-    return sent
 
 
 def read_back(directory) -> list[str]:

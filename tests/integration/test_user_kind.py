@@ -13,9 +13,9 @@ from collections.abc import Iterator
 
 import pytest
 from ldap3 import BASE, NONE, Connection, Server
-from scim_http import INTEGRATION_TOKEN, Http, make_app, settings_for
+from scim_http import INTEGRATION_TOKEN, Http, as_admin, counted_operations, make_app, settings_for
 
-from scim_core.backends.ldap import LdapBackend, operations
+from scim_core.backends.ldap import LdapBackend
 from scim_core.testing.slapd import SlapdInstance
 
 pytestmark = pytest.mark.slapd
@@ -60,51 +60,39 @@ def hidden() -> Iterator[SlapdInstance]:
 def test_users_whose_classes_the_service_cannot_read_are_asked_about_once(
     hidden: SlapdInstance, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    admin = Connection(
-        Server(hidden.url, get_info=NONE), hidden.admin_dn, hidden.admin_password, auto_bind=True
-    )
     dns = [f"uid={uid},{hidden.users_base}" for uid in CLASSLESS]
-    try:
+    with as_admin(hidden) as admin:
         for uid, dn in zip(CLASSLESS, dns, strict=True):
             attributes = {"uid": uid, "cn": "Class Less", "sn": "Less", "title": "Hidden"}
             assert admin.add(dn, ["inetOrgPerson"], attributes), admin.result
         idents = [entry_uuid(admin, dn) for dn in dns]
-        backend = LdapBackend(settings_for(hidden))
-        try:
-            service = Connection(
-                Server(hidden.url, get_info=NONE),
-                hidden.service_dn,
-                hidden.service_password,
-                auto_bind=True,
-            )
-            service.search(dns[0], "(objectClass=*)", BASE, attributes=["objectClass", "uid"])
-            seen = service.response[0]["attributes"]
-            service.unbind()
-            assert not seen.get("objectClass") and seen["uid"] == [CLASSLESS[0]]
+    backend = LdapBackend(settings_for(hidden))
+    try:
+        service = Connection(
+            Server(hidden.url, get_info=NONE),
+            hidden.service_dn,
+            hidden.service_password,
+            auto_bind=True,
+        )
+        service.search(dns[0], "(objectClass=*)", BASE, attributes=["objectClass", "uid"])
+        seen = service.response[0]["attributes"]
+        service.unbind()
+        assert not seen.get("objectClass") and seen["uid"] == [CLASSLESS[0]]
 
-            http = Http(make_app(backend, INTEGRATION_TOKEN).test_client(), INTEGRATION_TOKEN)
-            read = http("GET", f"/Users/{idents[0]}")
-            assert read.status_code == 200, read.get_json(force=True)
-            assert read.get_json()["userName"] == CLASSLESS[0]
-            assert read.get_json()["title"] == "Hidden"
-            group = {"displayName": "seen", "members": [{"value": i} for i in idents]}
-            made = http("POST", "/Groups", json=group)
-            assert made.status_code == 201, made.get_json(force=True)
-            assert sorted(m["value"] for m in made.get_json()["members"]) == sorted(idents)
+        http = Http(make_app(backend, INTEGRATION_TOKEN).test_client(), INTEGRATION_TOKEN)
+        read = http("GET", f"/Users/{idents[0]}")
+        assert read.status_code == 200, read.get_json(force=True)
+        assert read.get_json()["userName"] == CLASSLESS[0]
+        assert read.get_json()["title"] == "Hidden"
+        group = {"displayName": "seen", "members": [{"value": i} for i in idents]}
+        made = http("POST", "/Groups", json=group)
+        assert made.status_code == 201, made.get_json(force=True)
+        assert sorted(m["value"] for m in made.get_json()["members"]) == sorted(idents)
 
-            # However many entries the classes leave undecided, the directory is asked once.
-            searches: list[object] = []
-            search = operations.search
-
-            def counted(*args: object, **kwargs: object) -> object:
-                searches.append(args)
-                return search(*args, **kwargs)  # type: ignore[arg-type]
-
-            monkeypatch.setattr(operations, "search", counted)
-            found = backend._dns_for_ids(idents)
-            assert {dn.lower() for dn in found.values()} == {dn.lower() for dn in dns}
-            assert len(searches) == 2, searches
-        finally:
-            backend.close()
+        # However many entries the classes leave undecided, the directory is asked once.
+        sent = counted_operations(monkeypatch)
+        found = backend._dns_for_ids(idents)
+        assert {dn.lower() for dn in found.values()} == {dn.lower() for dn in dns}
+        assert sent == ["search", "search"], sent
     finally:
-        admin.unbind()
+        backend.close()
